@@ -1,0 +1,554 @@
+"""The Go board: numba kernels over a structure of arrays, and a thin Python face.
+
+Layout (design.md §3).  A board of size N lives in a padded one-dimensional
+array of (N+2)^2 points: one border of WALL around the playing area, so the
+four neighbours of point ``p`` are ``p-W, p-1, p+1, p+W`` with ``W = N+2`` and
+no kernel ever needs a bounds check.  Point ``p = (N - row) * W + col + 1``
+for 0-based ``(col, row)`` with row 0 the bottom line (GTP's row 1).
+
+All per-point state is one ``int32`` array ``b`` of shape ``(NROWS, NP)``:
+
+  COLOR   EMPTY/BLACK/WHITE/WALL
+  HEAD    the chain's representative stone (valid on stones)
+  NEXT    the next stone of the chain; chains are circular lists
+  LIBS    exact liberty count of the chain (valid at its head)
+  SIZE    number of stones of the chain (valid at its head)
+  EMPTIES the list of empty points, ``s[S_NEMPTY]`` long
+  EPOS    index of an empty point in EMPTIES
+  MARK    scratch marks, compared with the stamp ``s[S_STAMP]``
+
+and the scalars are one ``int64`` array ``s`` (indices ``S_*``).  A board is
+copied with two array copies, which is what playouts and the tree do.
+
+Every kernel takes ``b`` and ``s`` (and the Zobrist table where hashing is
+involved) as arguments: no kernel reads mutable module state.  Rules: stones
+with no liberties are captured, suicide is illegal, simple ko is kept in
+``s[S_KO]``; positional superko is a game-level rule checked by the caller
+with :func:`hash_after` against the game's hash history (see ``Board``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
+PASS = -1
+MAX_SIZE = 25
+
+COLOR, HEAD, NEXT, LIBS, SIZE, EMPTIES, EPOS, MARK = range(8)
+NROWS = 8
+
+(S_N, S_W, S_NEMPTY, S_KO, S_KO_COLOR, S_HASH, S_TO_MOVE, S_CAPS_B, S_CAPS_W,
+ S_LAST, S_LAST2, S_STAMP, S_PASSES, S_MOVES) = range(14)
+NSCALARS = 14
+
+# Zobrist keys for every (colour, padded point) of the largest board.  A
+# constant table, generated from a fixed seed so hashes are reproducible.
+ZOBRIST = np.random.default_rng(20150101).integers(
+    -(2**63), 2**63 - 1, size=(3, (MAX_SIZE + 2) ** 2), dtype=np.int64)
+ZOBRIST[EMPTY, :] = 0
+
+
+def n_points(size: int) -> int:
+    return (size + 2) * (size + 2)
+
+
+@njit(nogil=True, cache=True)
+def opponent(c):
+    return 3 - c
+
+
+@njit(nogil=True, cache=True)
+def clear(b, s, n):
+    """Empty board of size n; b must hold at least (n+2)^2 points."""
+    w = n + 2
+    b[:, :] = 0
+    k = 0
+    for p in range(w * w):
+        r, c = p // w, p % w
+        if r == 0 or c == 0 or r == w - 1 or c == w - 1:
+            b[COLOR, p] = WALL
+        else:
+            b[COLOR, p] = EMPTY
+            b[EMPTIES, k] = p
+            b[EPOS, p] = k
+            k += 1
+    s[:] = 0
+    s[S_N] = n
+    s[S_W] = w
+    s[S_NEMPTY] = k
+    s[S_KO] = PASS
+    s[S_TO_MOVE] = BLACK
+    s[S_LAST] = PASS
+    s[S_LAST2] = PASS
+    s[S_STAMP] = 1
+
+
+@njit(nogil=True, cache=True)
+def new_stamp(b, s):
+    """A fresh mark value; resets the marks on (rare) wrap-around."""
+    st = s[S_STAMP] + 1
+    if st >= 2**30:
+        b[MARK, :] = 0
+        st = 1
+    s[S_STAMP] = st
+    return st
+
+
+@njit(nogil=True, cache=True)
+def count_libs(b, s, h):
+    """Exact number of distinct liberties of the chain headed by h."""
+    w = s[S_W]
+    st = new_stamp(b, s)
+    n = 0
+    q = h
+    while True:
+        for d in (-w, -1, 1, w):
+            r = q + d
+            if b[COLOR, r] == EMPTY and b[MARK, r] != st:
+                b[MARK, r] = st
+                n += 1
+        q = b[NEXT, q]
+        if q == h:
+            break
+    return n
+
+
+@njit(nogil=True, cache=True)
+def is_legal(b, s, p, c):
+    """Legal for colour c under simple ko (not superko).  PASS is legal."""
+    if p == PASS:
+        return True
+    if b[COLOR, p] != EMPTY:
+        return False
+    if p == s[S_KO] and c == s[S_KO_COLOR]:
+        return False
+    w = s[S_W]
+    for d in (-w, -1, 1, w):
+        q = p + d
+        k = b[COLOR, q]
+        if k == EMPTY:
+            return True
+        if k == c:
+            if b[LIBS, b[HEAD, q]] > 1:
+                return True
+        elif k != WALL:
+            if b[LIBS, b[HEAD, q]] == 1:
+                return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _remove_empty(b, s, p):
+    i = b[EPOS, p]
+    last = s[S_NEMPTY] - 1
+    q = b[EMPTIES, last]
+    b[EMPTIES, i] = q
+    b[EPOS, q] = i
+    s[S_NEMPTY] = last
+
+
+@njit(nogil=True, cache=True)
+def _add_empty(b, s, p):
+    k = s[S_NEMPTY]
+    b[EMPTIES, k] = p
+    b[EPOS, p] = k
+    s[S_NEMPTY] = k + 1
+
+
+@njit(nogil=True, cache=True)
+def _capture(b, s, zob, h):
+    """Remove the chain headed by h; neighbouring chains gain liberties."""
+    w = s[S_W]
+    c = b[COLOR, h]
+    n = 0
+    q = h
+    while True:
+        nxt = b[NEXT, q]
+        b[COLOR, q] = EMPTY
+        s[S_HASH] ^= zob[c, q]
+        _add_empty(b, s, q)
+        n += 1
+        # q is a new liberty of each distinct adjacent chain (of either
+        # colour: our own stones here are being removed, their libs are moot).
+        st = new_stamp(b, s)
+        for d in (-w, -1, 1, w):
+            r = q + d
+            k = b[COLOR, r]
+            if k == BLACK or k == WHITE:
+                hr = b[HEAD, r]
+                if b[MARK, hr] != st:
+                    b[MARK, hr] = st
+                    b[LIBS, hr] += 1
+        q = nxt
+        if q == h:
+            break
+    return n
+
+
+@njit(nogil=True, cache=True)
+def play(b, s, zob, p, c):
+    """Play colour c at p (or PASS); the move must be legal.  Returns the
+    number of stones captured."""
+    s[S_LAST2] = s[S_LAST]
+    s[S_LAST] = p
+    s[S_MOVES] += 1
+    s[S_TO_MOVE] = 3 - c
+    if p == PASS:
+        s[S_PASSES] += 1
+        s[S_KO] = PASS
+        return 0
+    s[S_PASSES] = 0
+    w = s[S_W]
+    o = 3 - c
+    _remove_empty(b, s, p)
+    b[COLOR, p] = c
+    b[HEAD, p] = p
+    b[NEXT, p] = p
+    b[SIZE, p] = 1
+    s[S_HASH] ^= zob[c, p]
+    libs = 0
+    merged = False
+    # 1. Take the liberty from adjacent enemy chains (once per chain), and
+    #    join adjacent friendly chains into one.
+    st = new_stamp(b, s)
+    for d in (-w, -1, 1, w):
+        q = p + d
+        k = b[COLOR, q]
+        if k == EMPTY:
+            libs += 1
+        elif k == o:
+            hq = b[HEAD, q]
+            if b[MARK, hq] != st:
+                b[MARK, hq] = st
+                b[LIBS, hq] -= 1
+        elif k == c:
+            hq = b[HEAD, q]
+            hp = b[HEAD, p]
+            if hq != hp:
+                merged = True
+                # relabel the smaller chain into the larger one
+                if b[SIZE, hq] < b[SIZE, hp]:
+                    hq, hp = hp, hq
+                r = hp
+                while True:
+                    b[HEAD, r] = hq
+                    r = b[NEXT, r]
+                    if r == hp:
+                        break
+                t = b[NEXT, hq]
+                b[NEXT, hq] = b[NEXT, hp]
+                b[NEXT, hp] = t
+                b[SIZE, hq] += b[SIZE, hp]
+    h = b[HEAD, p]
+    if merged:
+        b[LIBS, h] = count_libs(b, s, h)
+    else:
+        b[LIBS, h] = libs
+    # 2. Capture enemy chains left without liberties.
+    captured = 0
+    ko = PASS
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 0:
+            captured += _capture(b, s, zob, b[HEAD, q])
+            ko = q
+    if c == BLACK:
+        s[S_CAPS_B] += captured
+    else:
+        s[S_CAPS_W] += captured
+    h = b[HEAD, p]
+    if captured == 1 and b[SIZE, h] == 1 and b[LIBS, h] == 1:
+        s[S_KO] = ko
+        s[S_KO_COLOR] = o
+    else:
+        s[S_KO] = PASS
+    return captured
+
+
+@njit(nogil=True, cache=True)
+def hash_after(b, s, zob, p, c):
+    """Position hash after c plays the legal move p, without playing it
+    (for positional superko checks)."""
+    hsh = s[S_HASH]
+    if p == PASS:
+        return hsh
+    hsh ^= zob[c, p]
+    w = s[S_W]
+    o = 3 - c
+    st = new_stamp(b, s)
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b[COLOR, q] == o:
+            h = b[HEAD, q]
+            if b[MARK, h] != st and b[LIBS, h] == 1:
+                b[MARK, h] = st
+                r = h
+                while True:
+                    hsh ^= zob[o, r]
+                    r = b[NEXT, r]
+                    if r == h:
+                        break
+    return hsh
+
+
+@njit(nogil=True, cache=True)
+def is_eyeish(b, s, p, c):
+    """True if p is a single-point eye of c: every neighbour is c (or the
+    edge) and the opponent holds too few diagonals to make it false."""
+    w = s[S_W]
+    for d in (-w, -1, 1, w):
+        k = b[COLOR, p + d]
+        if k != c and k != WALL:
+            return False
+    bad = 0
+    edge = 0
+    for d in (-w - 1, -w + 1, w - 1, w + 1):
+        k = b[COLOR, p + d]
+        if k == WALL:
+            edge = 1
+        elif k == 3 - c:
+            bad += 1
+    return bad + edge < 2
+
+
+@njit(nogil=True, cache=True)
+def area_score(b, s):
+    """Tromp-Taylor area score: (black points, white points).  Stones count
+    for their colour, empty regions for the colour that alone reaches them."""
+    w = s[S_W]
+    st = new_stamp(b, s)
+    stack = np.empty(w * w, np.int32)
+    black = 0
+    white = 0
+    for i in range(s[S_NEMPTY]):
+        p = b[EMPTIES, i]
+        if b[MARK, p] == st:
+            continue
+        # flood fill the empty region from p
+        top = 0
+        stack[top] = p
+        top += 1
+        b[MARK, p] = st
+        size = 0
+        reach = 0
+        while top > 0:
+            top -= 1
+            q = stack[top]
+            size += 1
+            for d in (-w, -1, 1, w):
+                r = q + d
+                k = b[COLOR, r]
+                if k == EMPTY:
+                    if b[MARK, r] != st:
+                        b[MARK, r] = st
+                        stack[top] = r
+                        top += 1
+                elif k == BLACK:
+                    reach |= 1
+                elif k == WHITE:
+                    reach |= 2
+        if reach == 1:
+            black += size
+        elif reach == 2:
+            white += size
+    for p in range(w * w):
+        k = b[COLOR, p]
+        if k == BLACK:
+            black += 1
+        elif k == WHITE:
+            white += 1
+    return black, white
+
+
+@njit(nogil=True, cache=True)
+def rng_next(rng):
+    """xorshift64* step on a one-element uint64 state array."""
+    x = rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rng[0] = x
+    return x * np.uint64(2685821657736338717)
+
+
+@njit(nogil=True, cache=True)
+def rng_below(rng, n):
+    """Uniform integer in [0, n)."""
+    return np.int64((rng_next(rng) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
+
+
+# --------------------------------------------------------------------------
+# Python face
+
+
+_CHARS = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+
+
+class IllegalMove(ValueError):
+    """The move breaks the rules (occupied, suicide, ko or superko)."""
+
+    def __init__(self, reason: str = "illegal move"):
+        super().__init__(reason)
+
+
+class Board:
+    """A readable wrapper around the kernels, for Python code and tests.
+
+    Moves are padded point indices (``PASS`` for a pass); ``point(col, row)``
+    converts from 0-based coordinates with row 0 at the bottom.  ``history``
+    holds the hash of every position of the game so far, for positional
+    superko.
+    """
+
+    def __init__(self, size: int = 19):
+        if not 2 <= size <= MAX_SIZE:
+            raise ValueError(f"board size {size} out of range 2..{MAX_SIZE}")
+        self.size = size
+        self.b = np.zeros((NROWS, n_points(size)), np.int32)
+        self.s = np.zeros(NSCALARS, np.int64)
+        clear(self.b, self.s, size)
+        self.history: list[int] = [int(self.s[S_HASH])]
+
+    # geometry ------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return self.size + 2
+
+    def point(self, col: int, row: int) -> int:
+        return (self.size - row) * self.width + col + 1
+
+    def coords(self, p: int) -> tuple[int, int]:
+        return p % self.width - 1, self.size - p // self.width
+
+    def points(self):
+        """Every on-board point, top row first, left to right."""
+        w = self.width
+        for r in range(1, self.size + 1):
+            for c in range(1, self.size + 1):
+                yield r * w + c
+
+    # state ---------------------------------------------------------------
+    def color(self, p: int) -> int:
+        return int(self.b[COLOR, p])
+
+    def liberties(self, p: int) -> int:
+        return int(self.b[LIBS, self.b[HEAD, p]])
+
+    @property
+    def to_move(self) -> int:
+        return int(self.s[S_TO_MOVE])
+
+    @to_move.setter
+    def to_move(self, c: int) -> None:
+        self.s[S_TO_MOVE] = c
+
+    @property
+    def ko(self) -> int:
+        return int(self.s[S_KO])
+
+    @property
+    def hash(self) -> int:
+        return int(self.s[S_HASH])
+
+    @property
+    def captures(self) -> tuple[int, int]:
+        """Stones captured so far by (black, white)."""
+        return int(self.s[S_CAPS_B]), int(self.s[S_CAPS_W])
+
+    def copy(self) -> "Board":
+        other = Board.__new__(Board)
+        other.size = self.size
+        other.b = self.b.copy()
+        other.s = self.s.copy()
+        other.history = list(self.history)
+        return other
+
+    def is_empty(self) -> bool:
+        return int(self.s[S_NEMPTY]) == self.size * self.size
+
+    # moves ---------------------------------------------------------------
+    def legality(self, p: int, c: int) -> str | None:
+        """None if c may play p here, else the reason it may not."""
+        if p == PASS:
+            return None
+        if self.b[COLOR, p] != EMPTY:
+            return "occupied"
+        if not is_legal(self.b, self.s, p, c):
+            if p == self.s[S_KO] and c == self.s[S_KO_COLOR]:
+                return "ko"
+            return "suicide"
+        if hash_after(self.b, self.s, ZOBRIST, p, c) in self.history:
+            return "superko"
+        return None
+
+    def is_legal(self, p: int, c: int) -> bool:
+        return self.legality(p, c) is None
+
+    def play(self, p: int, c: int | None = None) -> int:
+        """Play a legal move (positional superko included); returns the
+        number of captured stones.  Raises IllegalMove otherwise."""
+        if c is None:
+            c = self.to_move
+        reason = self.legality(p, c)
+        if reason is not None:
+            raise IllegalMove(f"illegal move ({reason})")
+        n = play(self.b, self.s, ZOBRIST, p, c)
+        self.history.append(int(self.s[S_HASH]))
+        return n
+
+    def place(self, p: int, c: int) -> None:
+        """Put a stone down as a setup move (handicap, SGF AB/AW)."""
+        if self.b[COLOR, p] != EMPTY or not is_legal(self.b, self.s, p, c):
+            raise IllegalMove("illegal move (cannot place a stone there)")
+        to_move = self.to_move
+        play(self.b, self.s, ZOBRIST, p, c)
+        self.s[S_TO_MOVE] = to_move
+        self.s[S_MOVES] -= 1
+        self.s[S_LAST] = self.s[S_LAST2] = PASS
+        self.history.append(int(self.s[S_HASH]))
+
+    def legal_moves(self, c: int | None = None) -> list[int]:
+        if c is None:
+            c = self.to_move
+        return [p for p in self.points() if self.is_legal(p, c)]
+
+    # scoring -------------------------------------------------------------
+    def area(self) -> tuple[int, int]:
+        black, white = area_score(self.b, self.s)
+        return int(black), int(white)
+
+    def score(self, komi: float) -> float:
+        """Black's area minus white's area minus komi (positive: black wins)."""
+        black, white = self.area()
+        return black - white - komi
+
+    # text ----------------------------------------------------------------
+    @classmethod
+    def from_ascii(cls, text: str, to_move: int = BLACK) -> "Board":
+        """Board from rows of ``X`` (black), ``O`` (white) and ``.``/``+``
+        (empty), top row first; spaces are ignored.  The stones are set up
+        without captures, so the diagram must be a legal position."""
+        rows = ["".join(line.split()) for line in text.strip().splitlines()]
+        rows = [r for r in rows if r]
+        size = len(rows)
+        if any(len(r) != size for r in rows):
+            raise ValueError("ASCII board must be square")
+        board = cls(size)
+        for r, line in enumerate(rows):
+            for col, ch in enumerate(line):
+                if ch in "XxOo":
+                    c = BLACK if ch in "Xx" else WHITE
+                    board.place(board.point(col, size - 1 - r), c)
+                elif ch not in ".+":
+                    raise ValueError(f"unexpected character {ch!r} in ASCII board")
+        board.history = [board.hash]
+        board.to_move = to_move
+        return board
+
+    def __str__(self) -> str:
+        w = self.width
+        return "\n".join(
+            " ".join(_CHARS[int(self.b[COLOR, r * w + c])] for c in range(1, self.size + 1))
+            for r in range(1, self.size + 1))

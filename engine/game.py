@@ -1,0 +1,147 @@
+"""A game of Go: the board plus everything the rules need beyond it.
+
+Keeps the setup stones (handicap, SGF AB/AW), the move record for undo and
+SGF output, the komi and the clocks.  Undo replays the record from the
+setup, which keeps the board kernels free of any undo machinery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.board import BLACK, PASS, WHITE, Board, IllegalMove
+
+
+def star_points(size: int) -> list[tuple[int, int]]:
+    """Hoshi as (col, row): 3-3 points below 13x13, 4-4 from 13x13 on, the
+    centre of odd boards and the side stars of odd boards from 13x13."""
+    if size < 7:
+        return []
+    d = 2 if size < 13 else 3
+    lo, hi, mid = d, size - 1 - d, size // 2
+    pts = [(lo, lo), (hi, lo), (lo, hi), (hi, hi)]
+    if size % 2 == 1:
+        pts.append((mid, mid))
+        if size >= 13:
+            pts += [(lo, mid), (hi, mid), (mid, lo), (mid, hi)]
+    return pts
+
+
+def max_fixed_handicap(size: int) -> int:
+    """GTP v2 §4.1.1: 9 stones on odd boards from 9x9, else 4; none below 7x7."""
+    if size < 7:
+        return 0
+    return 9 if size % 2 == 1 and size >= 9 else 4
+
+
+def fixed_handicap_points(size: int, n: int) -> list[tuple[int, int]]:
+    """The GTP v2 fixed handicap placement of n stones, as (col, row)."""
+    if not 2 <= n <= max_fixed_handicap(size):
+        raise ValueError("invalid number of stones")
+    d = 2 if size < 13 else 3
+    lo, hi, mid = d, size - 1 - d, size // 2
+    corners = [(lo, lo), (hi, hi), (lo, hi), (hi, lo)]  # D4 Q16 D16 Q4 on 19x19
+    sides = [(lo, mid), (hi, mid), (mid, lo), (mid, hi)]  # D10 Q10 K4 K16
+    centre = (mid, mid)
+    if n <= 4:
+        return corners[:n]
+    if n == 5:
+        return corners + [centre]
+    if n == 6:
+        return corners + sides[:2]
+    if n == 7:
+        return corners + sides[:2] + [centre]
+    if n == 8:
+        return corners + sides
+    return corners + sides + [centre]
+
+
+@dataclass
+class Clock:
+    """GTP time_settings / time_left for one colour (seconds, Canadian
+    byo-yomi: ``byo_yomi_stones`` stones in ``byo_yomi_time``; 0 stones with
+    byo-yomi time 0 means no byo-yomi; byo_yomi_time > 0 and stones 0 means
+    no time limit)."""
+    main_time: float = 0.0
+    byo_yomi_time: float = 0.0
+    byo_yomi_stones: int = 0
+    time_left: float | None = None
+    stones_left: int = 0
+
+    @property
+    def unlimited(self) -> bool:
+        return self.byo_yomi_time > 0 and self.byo_yomi_stones == 0
+
+
+@dataclass
+class Game:
+    size: int = 19
+    komi: float = 7.5
+    setup: list[tuple[int, int]] = field(default_factory=list)   # (colour, point)
+    moves: list[tuple[int, int]] = field(default_factory=list)   # (colour, point)
+    clocks: dict[int, Clock] = field(default_factory=lambda: {BLACK: Clock(), WHITE: Clock()})
+
+    def __post_init__(self) -> None:
+        self.board = Board(self.size)
+        self.first_to_move = BLACK
+
+    # changes -------------------------------------------------------------
+    def reset(self, size: int | None = None) -> None:
+        if size is not None:
+            self.size = size
+        self.setup.clear()
+        self.moves.clear()
+        self.board = Board(self.size)
+        self.first_to_move = BLACK
+
+    def play(self, color: int, p: int) -> int:
+        """Play a move of either colour (GTP allows any order)."""
+        n = self.board.play(p, color)
+        self.moves.append((color, p))
+        return n
+
+    def place_setup(self, stones: list[tuple[int, int]], to_move: int) -> None:
+        """Put setup stones on the board (handicap, SGF AB/AW)."""
+        board = self.board.copy()
+        for color, p in stones:
+            board.place(p, color)
+        board.history = [board.hash]
+        board.to_move = to_move
+        self.board = board
+        self.setup.extend(stones)
+        self.first_to_move = to_move
+
+    def undo(self) -> None:
+        if not self.moves:
+            raise ValueError("cannot undo")
+        moves = self.moves[:-1]
+        setup = list(self.setup)
+        first = self.first_to_move
+        self.reset()
+        if setup:
+            self.place_setup(setup, first)
+        for color, p in moves:
+            self.play(color, p)
+
+    # questions -----------------------------------------------------------
+    @property
+    def to_move(self) -> int:
+        return self.board.to_move
+
+    def is_over(self) -> bool:
+        """Two passes in a row end the game."""
+        return len(self.moves) >= 2 and self.moves[-1][1] == PASS and self.moves[-2][1] == PASS
+
+    def score(self) -> float:
+        return self.board.score(self.komi)
+
+
+def format_score(score: float) -> str:
+    """GTP final_score text: ``B+3.5``, ``W+7.5`` or ``0``."""
+    if score == 0:
+        return "0"
+    return f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
+__all__ = ["Game", "Clock", "IllegalMove", "star_points", "fixed_handicap_points",
+           "max_fixed_handicap", "format_score"]

@@ -1,0 +1,91 @@
+"""SGF in and out through sgfmill.
+
+Vertices are (col, row) with row 0 at the bottom, as everywhere in the
+engine's Python code; sgfmill's (row, col) also counts rows from the bottom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sgfmill import sgf
+
+from engine.board import BLACK, WHITE
+
+_COLOR = {"b": BLACK, "w": WHITE}
+_LETTER = {BLACK: "b", WHITE: "w"}
+
+
+@dataclass
+class SgfRecord:
+    size: int
+    komi: float
+    setup: list[tuple[int, tuple[int, int]]]            # (colour, (col, row))
+    moves: list[tuple[int, tuple[int, int] | None]]     # None is a pass
+    to_move: int                                        # after the setup
+    handicap: int = 0
+
+
+def parse(data: bytes, name: str = "<sgf>") -> SgfRecord:
+    """Parse the main line of an SGF game; ValueError names the file."""
+    try:
+        game = sgf.Sgf_game.from_bytes(data)
+    except ValueError as e:
+        raise ValueError(f"cannot read SGF file {name}: {e}") from None
+    try:
+        root = game.get_root()
+        size = game.get_size()
+        komi = float(game.get_komi())
+        handicap = game.get_handicap() or 0
+        black, white, empty = root.get_setup_stones()
+        setup = [(BLACK, (c, r)) for r, c in sorted(black)]
+        setup += [(WHITE, (c, r)) for r, c in sorted(white)]
+        moves = []
+        for node in game.get_main_sequence()[1:]:
+            colour, move = node.get_move()
+            if colour is None:
+                continue
+            moves.append((_COLOR[colour], None if move is None else (move[1], move[0])))
+        if root.has_property("PL"):
+            to_move = _COLOR[root.get("PL")]
+        elif moves:
+            to_move = moves[0][0]
+        else:
+            to_move = WHITE if black and not white else BLACK
+    except (ValueError, KeyError) as e:
+        raise ValueError(f"malformed SGF file {name}: {e}") from None
+    return SgfRecord(size, komi, setup, moves, to_move, handicap)
+
+
+def load(path: str) -> SgfRecord:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ValueError(f"cannot open SGF file {path}: {e.strerror}") from None
+    return parse(data, path)
+
+
+def dumps(size: int, komi: float, setup, moves, handicap: int = 0,
+          players: tuple[str, str] | None = None, result: str | None = None) -> str:
+    """SGF text of a game: setup stones as AB/AW, then the moves."""
+    game = sgf.Sgf_game(size)
+    root = game.get_root()
+    root.set("KM", komi)
+    root.set("RU", "Chinese")
+    root.set("AP", ("delayed-go", "0.1.0"))
+    if handicap:
+        root.set("HA", handicap)
+    black = {(r, c) for colour, (c, r) in setup if colour == BLACK}
+    white = {(r, c) for colour, (c, r) in setup if colour == WHITE}
+    if black or white:
+        root.set_setup_stones(black, white)
+    if players:
+        root.set("PB", players[0])
+        root.set("PW", players[1])
+    if result:
+        root.set("RE", result)
+    for colour, v in moves:
+        node = game.extend_main_sequence()
+        node.set_move(_LETTER[colour], None if v is None else (v[1], v[0]))
+    return game.serialise().decode()
