@@ -294,6 +294,71 @@ def hash_after(b, s, zob, p, c):
 
 
 @njit(nogil=True, cache=True)
+def libs_after(b, s, p, c):
+    """Exact liberties of the chain c would have after playing the legal
+    move p (friendly chains merged, captures applied), without playing it."""
+    w = s[S_W]
+    o = 3 - c
+    st = new_stamp(b, s)
+    b[MARK, p] = st
+    n = 0
+    for d in (-w, -1, 1, w):
+        q = p + d
+        k = b[COLOR, q]
+        if k == EMPTY:
+            if b[MARK, q] != st:
+                b[MARK, q] = st
+                n += 1
+        elif k == c:
+            h = b[HEAD, q]
+            if b[MARK, h] != st:
+                b[MARK, h] = st
+                r = h
+                while True:
+                    for e in (-w, -1, 1, w):
+                        t = r + e
+                        if b[COLOR, t] == EMPTY and b[MARK, t] != st:
+                            b[MARK, t] = st
+                            n += 1
+                    r = b[NEXT, r]
+                    if r == h:
+                        break
+    # stones of captured chains next to the new chain become liberties
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 1:
+            h = b[HEAD, q]
+            r = h
+            while True:
+                if b[MARK, r] != st:
+                    for e in (-w, -1, 1, w):
+                        t = r + e
+                        if t == p or (b[COLOR, t] == c and b[MARK, b[HEAD, t]] == st):
+                            b[MARK, r] = st
+                            n += 1
+                            break
+                r = b[NEXT, r]
+                if r == h:
+                    break
+    return n
+
+
+@njit(nogil=True, cache=True)
+def chain_liberty(b, s, h):
+    """One liberty of the chain headed by h (its only one when in atari)."""
+    w = s[S_W]
+    r = h
+    while True:
+        for d in (-w, -1, 1, w):
+            if b[COLOR, r + d] == EMPTY:
+                return r + d
+        r = b[NEXT, r]
+        if r == h:
+            break
+    return PASS
+
+
+@njit(nogil=True, cache=True)
 def is_eyeish(b, s, p, c):
     """True if p is a single-point eye of c: every neighbour is c (or the
     edge) and the opponent holds too few diagonals to make it false."""

@@ -4,12 +4,47 @@ back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Every constant of the tree search, named in one place.
+
+    Selection maximises, over the children of a node,
+        (1 - beta) * Q + beta * Q_amaf + c_explore * sqrt(ln(N) / n)
+    where Q counts the child's own results plus its prior experience, and
+    beta = n_amaf / (n_amaf + n + n * n_amaf / rave_equiv) (Gelly & Silver
+    2011).  Priors are equivalent experience: a heuristic worth ``k`` adds
+    ``k`` visits and ``k * value`` wins to the child before any playout.
+    """
+    c_explore: float = 0.2          # UCT exploration constant
+    rave_equiv: float = 3000.0      # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
+    fpu: float = 1.0                # value of a child with no experience at all (first-play urgency)
+    expand_visits: int = 8          # visits a leaf needs before it gets children
+    virtual_loss: int = 3           # losses added to a child while a thread is inside it
+    prior_even: float = 4.0         # visits at 0.5 given to every child (keeps early Q sane)
+    prior_capture: float = 30.0     # wins for a move that captures
+    prior_escape: float = 20.0      # wins for a move that saves a chain in atari
+    prior_self_atari: float = 20.0  # losses for a move that puts its own 2+ stones in atari
+    prior_pattern: float = 10.0     # visits split by the 3x3 pattern's weight
+    prior_edge: float = 10.0        # losses for a first-line move away from fights (19x19-like boards)
+    prior_pass: float = 20.0        # losses for passing while moves remain
+    playout_pattern_mass: float = 4.0   # weight of "play elsewhere" against 3x3 patterns around the last move
+    playout_self_atari: int = 3     # a random playout move putting this many own stones in atari is refused
+    batch: int = 16                 # simulations per kernel call between thread check-points
+    max_nodes: int = 1_000_000      # tree memory cap (48 bytes a node, twice for reuse); when
+                                    # reached the search stops expanding and keeps simulating
 
 
 @dataclass(frozen=True)
 class EngineConfig:
     board_size: int = 19        # size after start-up and before any boardsize
     komi: float = 7.5           # komi until the controller sends one
-    rollouts: int = 10000       # playouts per genmove
+    rollouts: int = 10000       # simulations per genmove (the search stops earlier when decided)
+    move_time: float | None = None  # seconds per move; None: rollouts only, unless clocks are set
+    threads: int = 1            # search threads on the shared tree
+    resign: float = 0.1         # resign when the best winrate falls below this (0: never)
+    lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
+    search: SearchConfig = field(default_factory=lambda: SearchConfig())

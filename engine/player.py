@@ -12,9 +12,12 @@ import time
 
 import numpy as np
 
-from engine.board import BLACK, COLOR, MAX_SIZE, PASS, WHITE, IllegalMove
+from engine.board import (BLACK, COLOR, MAX_SIZE, PASS, S_NEMPTY, WHITE,
+                          IllegalMove, area_score)
 from engine.config import EngineConfig
-from engine.flatmc import flat_mc_move
+from engine.patterns import load_gammas
+from engine.search import Search, SearchResult, position_key
+from engine.timecontrol import move_budget
 from engine.game import (Game, fixed_handicap_points, format_score,
                          max_fixed_handicap, star_points)
 from engine import sgf
@@ -22,6 +25,9 @@ from engine import sgf
 log = logging.getLogger("engine")
 
 _COLORS = {"b": BLACK, "w": WHITE}
+OWNERSHIP_ROLLOUTS = 3000   # playouts behind final_score / final_status_list when no search is at hand
+DEAD_THRESHOLD = 0.5        # a stone is dead when the other colour owns its point this surely
+SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is in seki
 _LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 
 Vertex = tuple[int, int] | None
@@ -34,7 +40,20 @@ class Player:
     def __init__(self, config: EngineConfig | None = None):
         self.config = config or EngineConfig()
         self.game = Game(size=self.config.board_size, komi=self.config.komi)
-        self.rng = np.array([self.config.seed or int(time.time_ns()) | 1], np.uint64)
+        seed = self.config.seed or (time.time_ns() & 0xFFFFFFFF) | 1
+        self.search = Search(self.config.search, load_gammas(), self.config.threads, seed)
+        self.last_result: SearchResult | None = None
+        self._ownership: tuple | None = None
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) every kernel a GTP command
+        can reach, on a throw-away 7x7 search, so that no command pays for it."""
+        started = time.perf_counter()
+        spare = Search(self.config.search.__class__(max_nodes=20_000), self.search.gammas, 1, 1)
+        board = Game(size=7).board
+        spare.run(board, 7.5, max_sims=64)
+        area_score(board.b, board.s)
+        log.info("kernels ready in %.1fs", time.perf_counter() - started)
 
     # helpers -------------------------------------------------------------
     def _point(self, v: Vertex) -> int:
@@ -51,44 +70,83 @@ class Player:
         if not 2 <= n <= MAX_SIZE:
             raise ValueError("unacceptable size")
         self.game.reset(n)
+        self.search.clear()
 
     def clear(self) -> None:
         self.game.reset()
+        self.search.clear()
 
     def set_komi(self, komi: float) -> None:
         self.game.komi = komi
+        self.search.clear()
 
     def play(self, color: str, move: Vertex) -> None:
         try:
-            self.game.play(_COLORS[color], self._point(move))
+            self._play(_COLORS[color], self._point(move))
         except IllegalMove:
             raise ValueError("illegal move") from None
 
+    def _play(self, c: int, p: int) -> None:
+        self.game.play(c, p)
+        self.search.advance(p, self.game.board)
+
     def undo(self) -> None:
         self.game.undo()
+        self.search.clear()
 
-    def genmove(self, color: str) -> Vertex | str:
+    def genmove(self, color: str, cleanup: bool = False) -> Vertex | str:
+        """Search and play a move for ``color``.  With ``cleanup`` (KGS's
+        kgs-genmove_cleanup) it does not pass while the opponent has dead
+        stones on the board, so that they get captured."""
         c = _COLORS[color]
-        board = self.game.board
-        started = time.perf_counter()
-        p = self._choose(c)
-        self.game.play(c, p)
-        log.info("genmove %s: %s in %.2fs", color, self._format(p), time.perf_counter() - started)
-        return self._vertex(p)
-
-    def _choose(self, c: int) -> int:
-        """Flat Monte-Carlo choice (a stopgap until the tree search), with
-        the usual pass rule: after the opponent's pass, pass if that wins
-        on the area count."""
         game = self.game
+        if game.board.to_move != c:
+            game.board.to_move = c
+            self.search.clear()
+        result = self.search.run(game.board, game.komi, max_sims=self.config.rollouts,
+                                 seconds=self._budget(c))
+        self.last_result = result
+        self._ownership = (position_key(game.board), result.ownership)
+        move = self._decide(c, result, cleanup)
+        self._log_result(color, result, move)
+        if move == "resign":
+            return "resign"
+        self._play(c, move)
+        return self._vertex(move)
+
+    def _budget(self, c: int) -> float | None:
+        budget = move_budget(self.game.clocks[c], int(self.game.board.s[S_NEMPTY]), self.config.lag)
+        if self.config.move_time is not None:
+            budget = self.config.move_time if budget is None else min(budget, self.config.move_time)
+        return budget
+
+    def _decide(self, c: int, result: SearchResult, cleanup: bool) -> int | str:
+        """The search's choice, with the rules around it: resign when lost,
+        pass when the opponent passed and passing wins on the count, and in
+        cleanup mode no pass while the opponent has dead stones."""
+        game = self.game
+        sign = 1 if c == BLACK else -1
+        if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
+                and len(game.moves) > game.size):
+            return "resign"
+        if cleanup:
+            dead = self._dead_stones(result.ownership)
+            if any(game.board.color(p) != c for p in dead):
+                for cand in result.candidates:
+                    if cand.move != PASS:
+                        return cand.move
+            return result.move
         if game.moves and game.moves[-1][1] == PASS:
-            score = game.score()
-            if (score > 0) == (c == BLACK) and score != 0:
+            if sign * self._score_with_dead_removed(result.ownership) > 0:
                 return PASS
-        p, winrate = flat_mc_move(game.board, c, game.komi, self.config.rollouts, self.rng)
-        log.info("flat MC: %d playouts, best %s winrate %.3f", self.config.rollouts,
-                 self._format(p), winrate)
-        return p
+        return result.move
+
+    def _log_result(self, color: str, r: SearchResult, move: int | str) -> None:
+        best = ", ".join(f"{self._format(c.move)} {c.visits} {c.winrate:.3f}"
+                         for c in r.candidates[:5])
+        log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f, tree %d nodes | %s",
+                 color, move if isinstance(move, str) else self._format(move), r.sims,
+                 r.seconds, r.sims_per_s, r.winrate, r.nodes, best)
 
     def _format(self, p: int) -> str:
         if p == PASS:
@@ -138,10 +196,57 @@ class Player:
 
     def _set_handicap(self, vertices: list[Vertex]) -> None:
         self.game.place_setup([(BLACK, self._point(v)) for v in vertices], WHITE)
+        self.search.clear()
 
     # scoring -------------------------------------------------------------
+    def ownership(self) -> np.ndarray:
+        """Per padded point, +1 surely black .. -1 surely white: from the
+        last search if it was of this position, else from a short one."""
+        key = position_key(self.game.board)
+        if self._ownership is None or self._ownership[0] != key:
+            sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
+            result = self.search.run(self.game.board, self.game.komi, max_sims=sims)
+            self._ownership = (key, result.ownership)
+        return self._ownership[1]
+
+    def _dead_stones(self, own: np.ndarray) -> list[int]:
+        """Stones the playouts mostly gave to the other colour."""
+        board = self.game.board
+        dead = []
+        for p in board.points():
+            k = board.color(p)
+            if (k == BLACK and own[p] < -DEAD_THRESHOLD) or (k == WHITE and own[p] > DEAD_THRESHOLD):
+                dead.append(p)
+        return dead
+
+    def _score_with_dead_removed(self, own: np.ndarray) -> float:
+        board = self.game.board.copy()
+        for p in self._dead_stones(own):
+            board.b[COLOR, p] = 3 - board.b[COLOR, p]   # the capturer's stone
+        black, white = area_score(board.b, board.s)
+        return black - white - self.game.komi
+
     def final_score(self) -> str:
-        return format_score(self.game.score())
+        """Area score after removing the stones the search judges dead."""
+        return format_score(self._score_with_dead_removed(self.ownership()))
+
+    def final_status_list(self, status: str) -> list[Vertex]:
+        """alive / dead / seki stones (seki: shared liberties the playouts
+        leave to neither side)."""
+        if status not in ("alive", "dead", "seki"):
+            raise ValueError("syntax error")
+        own = self.ownership()
+        board = self.game.board
+        dead = set(self._dead_stones(own))
+        seki = {p for p in board.points() if board.color(p) in (BLACK, WHITE)
+                and p not in dead and abs(own[p]) < SEKI_THRESHOLD}
+        if status == "dead":
+            chosen = dead
+        elif status == "seki":
+            chosen = seki
+        else:
+            chosen = {p for p in board.points() if board.color(p) in (BLACK, WHITE)} - dead - seki
+        return [self._vertex(p) for p in sorted(chosen)]
 
     # time ----------------------------------------------------------------
     def time_settings(self, main_time: int, byo_yomi_time: int, byo_yomi_stones: int) -> None:
@@ -175,6 +280,7 @@ class Player:
         except IllegalMove as e:
             raise ValueError(f"cannot load {path}: {e} in the game record") from None
         self.game = game
+        self.search.clear()
         return "b" if game.to_move == BLACK else "w"
 
     def printsgf(self) -> str:

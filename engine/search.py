@@ -1,0 +1,527 @@
+"""UCT + RAVE Monte-Carlo tree search over the node pool of engine/tree.py.
+
+One simulation: copy the root board into the thread's scratch board, descend
+the tree choosing children by UCT+RAVE (virtual loss keeps threads apart),
+expand the leaf once it has enough visits (children get heuristic priors as
+equivalent experience), finish the game with the pattern rollout policy,
+score it (Tromp-Taylor area, komi), and back the result up the path with
+AMAF updates for every sibling whose move the same colour played later.
+
+Threads (tree parallelism): each search thread calls ``simulate`` for a small
+batch of simulations with the GIL released and returns; counting, stopping
+and arena grants happen in Python between batches.  Statistics races
+between threads are tolerated (Fuego's lock-free scheme).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, PASS,
+                          S_N, S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WALL, WHITE,
+                          ZOBRIST, Board, chain_liberty, is_eyeish, is_legal,
+                          libs_after, new_stamp, play)
+from engine.config import SearchConfig
+from engine.patterns import pattern_code
+from engine.playout import policy_playout, self_atari_size
+from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_PRIOR_N,
+                         F_PRIOR_W, F_VISITS, F_WINS, NO_NODE, ROOT, T_FIRST,
+                         T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
+                         init_node)
+
+# kernel parameter vector (built from SearchConfig by params_vector)
+(P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
+ P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_MASS, P_SA_LIMIT,
+ P_KOMI) = range(15)
+N_PARAMS = 15
+
+# per-thread counters
+C_SIMS, C_NEED_ARENA, C_EXPANDED = range(3)
+
+
+def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
+    p = np.zeros(N_PARAMS, np.float64)
+    p[P_C_EXPLORE] = cfg.c_explore
+    p[P_RAVE_EQUIV] = cfg.rave_equiv
+    p[P_FPU] = cfg.fpu
+    p[P_EXPAND] = cfg.expand_visits
+    p[P_VLOSS] = cfg.virtual_loss
+    p[P_EVEN] = cfg.prior_even
+    p[P_CAPTURE] = cfg.prior_capture
+    p[P_ESCAPE] = cfg.prior_escape
+    p[P_SELF_ATARI] = cfg.prior_self_atari
+    p[P_PATTERN] = cfg.prior_pattern
+    p[P_EDGE] = cfg.prior_edge
+    p[P_PASS] = cfg.prior_pass
+    p[P_MASS] = cfg.playout_pattern_mass
+    p[P_SA_LIMIT] = cfg.playout_self_atari
+    p[P_KOMI] = komi
+    return p
+
+
+@njit(nogil=True, cache=True)
+def _move_prior(b, s, p, c, params, gammas):
+    """(visits, wins) of heuristic prior experience for c playing p."""
+    w = s[S_W]
+    n = s[S_N]
+    o = 3 - c
+    pn = params[P_EVEN]
+    pw = 0.5 * params[P_EVEN]
+    capture = False
+    escape = False
+    near = False
+    for d in (-w, -1, 1, w):
+        q = p + d
+        k = b[COLOR, q]
+        if k == o and b[LIBS, b[HEAD, q]] == 1:
+            capture = True
+        elif k == c and b[LIBS, b[HEAD, q]] == 1:
+            escape = True
+        if k == BLACK or k == WHITE:
+            near = True
+    if capture:
+        pn += params[P_CAPTURE]
+        pw += params[P_CAPTURE]
+    elif escape and libs_after(b, s, p, c) >= 2:
+        pn += params[P_ESCAPE]
+        pw += params[P_ESCAPE]
+    if not capture and self_atari_size(b, s, p, c) >= 2:
+        pn += params[P_SELF_ATARI]
+    g = gammas[pattern_code(b, s, p, c)]
+    pn += params[P_PATTERN]
+    pw += params[P_PATTERN] * g / (g + 1.0)   # gammas are relative to the empty 3x3 (gamma 1)
+    col = p % w - 1
+    row = p // w - 1
+    dist = min(min(col, row), min(n - 1 - col, n - 1 - row))
+    if dist == 0 and n >= 9 and not near and not capture:
+        pn += params[P_EDGE]
+    return pn, pw
+
+
+@njit(nogil=True, cache=True)
+def expand(ti, tf, node, b, s, arena, params, gammas, allowed):
+    """Give ``node`` (whose position is (b, s)) its children: every legal
+    move that fills no own single-point eye and is ``allowed``, plus pass.
+    Returns False only when the thread's arena is too small."""
+    c = s[S_TO_MOVE]
+    k = 0
+    for i in range(s[S_NEMPTY]):
+        p = b[EMPTIES, i]
+        if allowed[p] and not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
+            k += 1
+    if arena[0] + k + 1 > arena[1]:
+        return False
+    if ti[T_STATE, node] != UNEXPANDED:
+        return True                      # another thread got there first
+    ti[T_STATE, node] = EXPANDING
+    first = arena[0]
+    arena[0] += k + 1
+    j = first
+    for i in range(s[S_NEMPTY]):
+        p = b[EMPTIES, i]
+        if allowed[p] and not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
+            init_node(ti, tf, j, p, node)
+            pn, pw = _move_prior(b, s, p, c, params, gammas)
+            tf[F_PRIOR_N, j] = pn
+            tf[F_PRIOR_W, j] = pw
+            j += 1
+    init_node(ti, tf, j, PASS, node)
+    if k > 0:
+        tf[F_PRIOR_N, j] = params[P_EVEN] + params[P_PASS]
+        tf[F_PRIOR_W, j] = 0.5 * params[P_EVEN]
+    else:
+        tf[F_PRIOR_N, j] = params[P_EVEN]
+        tf[F_PRIOR_W, j] = 0.5 * params[P_EVEN]
+    # publish: the block is complete before first/n/state say so
+    ti[T_FIRST, node] = first
+    ti[T_NCHILD, node] = k + 1
+    ti[T_STATE, node] = EXPANDED
+    return True
+
+
+@njit(nogil=True, cache=True)
+def select_child(ti, tf, node, params):
+    """The child maximising UCT + RAVE with priors and virtual loss."""
+    first = ti[T_FIRST, node]
+    n = ti[T_NCHILD, node]
+    c_explore = params[P_C_EXPLORE]
+    equiv = params[P_RAVE_EQUIV]
+    vloss = params[P_VLOSS]
+    ln_parent = math.log(tf[F_VISITS, node] + 1.0)
+    best = first
+    best_v = -1e30
+    for i in range(first, first + n):
+        nn = tf[F_VISITS, i] + tf[F_PRIOR_N, i] + ti[T_VLOSS, i] * vloss
+        if nn > 0:
+            q = (tf[F_WINS, i] + tf[F_PRIOR_W, i]) / nn
+        else:
+            q = params[P_FPU]
+        an = tf[F_AMAF_N, i]
+        if an > 0:
+            beta = an / (an + nn + nn * an / equiv)
+            v = (1.0 - beta) * q + beta * tf[F_AMAF_W, i] / an
+        else:
+            v = q
+        if c_explore > 0:
+            v += c_explore * math.sqrt(ln_parent / (nn + 1.0))
+        if v > best_v:
+            best_v = v
+            best = i
+    return best
+
+
+@njit(nogil=True, cache=True)
+def score_owner(b, s, own, stack):
+    """Tromp-Taylor area score (black minus white, no komi) of the board,
+    adding +1/-1 per point to ``own`` for black/white ownership."""
+    w = s[S_W]
+    st = new_stamp(b, s)
+    score = 0
+    for p in range(w + 1, w * (w - 1) - 1):
+        k = b[COLOR, p]
+        if k == BLACK:
+            score += 1
+            own[p] += 1.0
+        elif k == WHITE:
+            score -= 1
+            own[p] -= 1.0
+        elif k == EMPTY and b[MARK, p] != st:
+            # flood the empty region; stack holds it, so a second pass can
+            # credit every point of it
+            top = 0
+            stack[0] = p
+            b[MARK, p] = st
+            end = 1
+            reach = 0
+            while top < end:
+                q = stack[top]
+                top += 1
+                for d in (-w, -1, 1, w):
+                    r = q + d
+                    kk = b[COLOR, r]
+                    if kk == EMPTY:
+                        if b[MARK, r] != st:
+                            b[MARK, r] = st
+                            stack[end] = r
+                            end += 1
+                    elif kk == BLACK:
+                        reach |= 1
+                    elif kk == WHITE:
+                        reach |= 2
+            if reach == 1 or reach == 2:
+                sign = 1.0 if reach == 1 else -1.0
+                score += end if reach == 1 else -end
+                for i in range(end):
+                    own[stack[i]] += sign
+    return score
+
+
+@njit(nogil=True, cache=True)
+def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
+             allow_all, seq, first_idx, path, cand, wts, own, stack, counters, n_sims):
+    """Run n_sims simulations from the root position (rb, rs) on the thread's
+    scratch board (b, s).  ``allowed`` filters the root's moves (superko);
+    deeper nodes use ``allow_all``."""
+    w = rs[S_W]
+    npts = w * w
+    root_c = rs[S_TO_MOVE]
+    vloss = np.int32(params[P_VLOSS])
+    expand_visits = params[P_EXPAND]
+    komi = params[P_KOMI]
+    mass = params[P_MASS]
+    sa_limit = np.int64(params[P_SA_LIMIT])
+    max_playout = 3 * npts
+    for _ in range(n_sims):
+        b[:, :npts] = rb[:, :npts]
+        s[:] = rs[:]
+        node = ROOT
+        depth = 0
+        path[0] = ROOT
+        while True:
+            if ti[T_NCHILD, node] == 0:
+                if (ti[T_STATE, node] == UNEXPANDED and s[S_PASSES] < 2
+                        and (node == ROOT or tf[F_VISITS, node] >= expand_visits)):
+                    ok = expand(ti, tf, node, b, s, arena, params, gammas,
+                                allowed if node == ROOT else allow_all)
+                    if ok:
+                        counters[C_EXPANDED] += 1
+                    else:
+                        counters[C_NEED_ARENA] = 1
+                if ti[T_NCHILD, node] == 0:
+                    break
+            child = select_child(ti, tf, node, params)
+            ti[T_VLOSS, child] += 1
+            move = ti[T_MOVE, child]
+            play(b, s, zob, move, s[S_TO_MOVE])
+            if depth < path.shape[0] - 2:
+                seq[depth] = move
+                depth += 1
+                path[depth] = child
+            node = child
+            if s[S_PASSES] >= 2 or depth >= path.shape[0] - 2:
+                break
+        nseq = depth
+        if s[S_PASSES] < 2:
+            nseq = policy_playout(b, s, zob, rng, max_playout, gammas, mass, sa_limit,
+                                  cand, wts, seq, nseq)
+        score = score_owner(b, s, own, stack) - komi
+        winner = BLACK if score > 0 else WHITE
+        # AMAF: first_idx[m] = first index >= d at which m was played
+        for i in range(nseq - 1, depth - 1, -1):
+            m = seq[i]
+            if m >= 0:
+                first_idx[m] = i
+        for d in range(depth, -1, -1):
+            if d < depth:
+                m = seq[d]
+                if m >= 0:
+                    first_idx[m] = d
+            nd = path[d]
+            if d >= 1:
+                mover = root_c if (d - 1) % 2 == 0 else 3 - root_c
+                tf[F_VISITS, nd] += 1.0
+                if winner == mover:
+                    tf[F_WINS, nd] += 1.0
+                ti[T_VLOSS, nd] -= 1
+            else:
+                tf[F_VISITS, nd] += 1.0
+            nc = ti[T_NCHILD, nd]
+            if nc > 0:
+                cd = root_c if d % 2 == 0 else 3 - root_c
+                win = 1.0 if winner == cd else 0.0
+                f0 = ti[T_FIRST, nd]
+                for k in range(f0, f0 + nc):
+                    m = ti[T_MOVE, k]
+                    if m >= 0:
+                        fi = first_idx[m]
+                        if fi >= 0 and (fi - d) % 2 == 0:
+                            tf[F_AMAF_N, k] += 1.0
+                            tf[F_AMAF_W, k] += win
+        for i in range(nseq):
+            m = seq[i]
+            if m >= 0:
+                first_idx[m] = -1
+        counters[C_SIMS] += 1
+    return 0
+
+
+# --------------------------------------------------------------------------
+# Python side: threads, stopping, results
+
+
+@dataclass
+class Candidate:
+    move: int
+    visits: int
+    winrate: float      # for the player to move at the root
+    prior: float        # the prior's value (wins / visits of prior experience)
+    pv: list[int]
+
+
+@dataclass
+class SearchResult:
+    move: int
+    winrate: float
+    sims: int
+    seconds: float
+    nodes: int
+    candidates: list[Candidate]
+    ownership: np.ndarray = field(repr=False)   # per padded point, +1 black .. -1 white
+
+    @property
+    def sims_per_s(self) -> float:
+        return self.sims / self.seconds if self.seconds > 0 else 0.0
+
+
+class _Scratch:
+    """What one search thread owns, allocated once."""
+
+    def __init__(self, seed: int, max_points: int):
+        from engine.board import NROWS, NSCALARS
+        self.b = np.zeros((NROWS, max_points), np.int32)
+        self.s = np.zeros(NSCALARS, np.int64)
+        self.rng = np.array([seed * 0x9E3779B97F4A7C15 % 2**64 | 1], np.uint64)
+        self.seq = np.zeros(4 * max_points, np.int32)
+        self.first_idx = np.full(max_points, -1, np.int32)
+        self.path = np.zeros(512, np.int32)
+        self.cand = np.zeros(8, np.int64)
+        self.wts = np.zeros(8, np.float64)
+        self.own = np.zeros(max_points, np.float64)
+        self.stack = np.zeros(max_points, np.int32)
+        self.counters = np.zeros(3, np.int64)
+        self.arena = np.zeros(2, np.int64)
+
+
+def position_key(board: Board) -> tuple:
+    return (board.size, board.hash, board.to_move, board.ko)
+
+
+class Search:
+    """A reusable tree search.  ``run`` searches the given position; the
+    tree is kept between calls when the caller reports the moves played with
+    ``advance`` and is dropped otherwise."""
+
+    def __init__(self, cfg: SearchConfig, gammas: np.ndarray, threads: int = 1, seed: int = 1):
+        from engine.board import MAX_SIZE, n_points
+        self.cfg = cfg
+        self.gammas = gammas
+        self.tree = Tree(cfg.max_nodes)
+        self.threads = max(1, threads)
+        self.scratch = [_Scratch(seed + i, n_points(MAX_SIZE)) for i in range(self.threads)]
+        self.allow_all = np.ones(n_points(MAX_SIZE), np.uint8)
+        self.root_key: tuple | None = None
+        self.stop_event = threading.Event()
+
+    # tree reuse ----------------------------------------------------------
+    def clear(self) -> None:
+        self.tree.clear()
+        self.root_key = None
+
+    def advance(self, move: int, board_after: Board) -> None:
+        """The game went on with ``move``: keep that subtree if we have it."""
+        if self.root_key is None:
+            return
+        child = self.tree.child_with_move(ROOT, move)
+        if child == NO_NODE:
+            self.clear()
+            return
+        self.tree.reroot(child)
+        self.root_key = position_key(board_after)
+
+    # searching -----------------------------------------------------------
+    def run(self, board: Board, komi: float, max_sims: int | None = None,
+            seconds: float | None = None) -> SearchResult:
+        if position_key(board) != self.root_key:
+            self.tree.clear()
+        self.root_key = position_key(board)
+        tree = self.tree
+        color = board.to_move
+        allowed = self.allow_all.copy()
+        for p in board.points():
+            if board.b[COLOR, p] == EMPTY and board.legality(p, color) == "superko":
+                allowed[p] = 0
+        self._prune_root(allowed)
+        params = params_vector(self.cfg, komi)
+        for sc in self.scratch:
+            sc.own[:] = 0.0
+            sc.counters[:] = 0
+            if sc.arena[0] >= sc.arena[1]:
+                tree.grant(sc.arena)
+        self.stop_event.clear()
+        started = time.perf_counter()
+        deadline = None if seconds is None else started + seconds
+        batch = self.cfg.batch
+
+        def work(sc: _Scratch) -> None:
+            while not self.stop_event.is_set():
+                simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
+                         sc.rng, params, self.gammas, allowed, self.allow_all, sc.seq,
+                         sc.first_idx, sc.path, sc.cand, sc.wts, sc.own, sc.stack,
+                         sc.counters, batch)
+                if sc.counters[C_NEED_ARENA]:
+                    sc.counters[C_NEED_ARENA] = 0
+                    tree.grant(sc.arena)
+
+        # the first batch on this thread makes sure the root is expanded
+        # before others race for it
+        work_once = self.scratch[0]
+        simulate(tree.ti, tree.tf, work_once.arena, board.b, board.s, ZOBRIST, work_once.b,
+                 work_once.s, work_once.rng, params, self.gammas, allowed, self.allow_all,
+                 work_once.seq, work_once.first_idx, work_once.path, work_once.cand,
+                 work_once.wts, work_once.own, work_once.stack, work_once.counters, 1)
+        workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
+        for t in workers:
+            t.start()
+        try:
+            while True:
+                time.sleep(0.002)
+                done = self.sims_done()
+                now = time.perf_counter()
+                if max_sims is not None and done >= max_sims:
+                    break
+                if deadline is not None and now >= deadline:
+                    break
+                if self.stop_event.is_set() or self._decided(max_sims, done, deadline, now, started):
+                    break
+        finally:
+            self.stop_event.set()
+            for t in workers:
+                t.join()
+        elapsed = time.perf_counter() - started
+        return self._result(board, elapsed)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def sims_done(self) -> int:
+        return int(sum(sc.counters[C_SIMS] for sc in self.scratch))
+
+    def _decided(self, max_sims, done, deadline, now, started) -> bool:
+        """Stop early when the most visited move cannot be overtaken."""
+        if max_sims is None and deadline is None:
+            return False
+        kids = self.tree.children(ROOT)
+        if len(kids) < 2:
+            return len(kids) == 1 and done > 0
+        visits = np.sort(self.tree.tf[F_VISITS, kids.start:kids.stop])
+        lead = visits[-1] - visits[-2]
+        left = math.inf
+        if max_sims is not None:
+            left = max_sims - done
+        if deadline is not None and done > 0:
+            rate = done / max(now - started, 1e-6)
+            left = min(left, rate * (deadline - now))
+        return done > 100 and lead > left
+
+    def _prune_root(self, allowed: np.ndarray) -> None:
+        """Children kept from an earlier search that superko now forbids."""
+        tf = self.tree.tf
+        for i in self.tree.children(ROOT):
+            m = self.tree.ti[T_MOVE, i]
+            if m >= 0 and not allowed[m]:
+                tf[F_PRIOR_N, i] = 1e9
+                tf[F_PRIOR_W, i] = 0.0
+
+    def principal_variation(self, node: int, limit: int = 12) -> list[int]:
+        ti, tf = self.tree.ti, self.tree.tf
+        pv = []
+        while len(pv) < limit:
+            pv.append(int(ti[T_MOVE, node]))
+            kids = self.tree.children(node)
+            if len(kids) == 0:
+                break
+            v = tf[F_VISITS, kids.start:kids.stop]
+            if v.max() <= 0:
+                break
+            node = kids.start + int(np.argmax(v))
+        return pv
+
+    def _result(self, board: Board, elapsed: float) -> SearchResult:
+        ti, tf = self.tree.ti, self.tree.tf
+        sims = self.sims_done()
+        cands = []
+        for i in self.tree.children(ROOT):
+            m = int(ti[T_MOVE, i])
+            if tf[F_PRIOR_N, i] >= 1e9:
+                continue
+            v = float(tf[F_VISITS, i])
+            pn = float(tf[F_PRIOR_N, i])
+            cands.append(Candidate(
+                move=m, visits=int(v),
+                winrate=float(tf[F_WINS, i]) / v if v > 0 else 0.5,
+                prior=float(tf[F_PRIOR_W, i]) / pn if pn > 0 else 0.5,
+                pv=self.principal_variation(i)))
+        cands.sort(key=lambda c: (-c.visits, -c.winrate))
+        own = sum(sc.own for sc in self.scratch) / max(sims, 1)
+        if cands:
+            best = cands[0]
+            move, winrate = best.move, best.winrate
+        else:
+            move, winrate = PASS, 0.5
+        return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own)
