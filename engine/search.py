@@ -381,7 +381,14 @@ class Search:
     # tree reuse ----------------------------------------------------------
     def clear(self) -> None:
         self.tree.clear()
+        self._forget_arenas()
         self.root_key = None
+
+    def _forget_arenas(self) -> None:
+        """Arenas index the pool as it was: after a clear or a compaction
+        they may cover live nodes, so every thread must get a new one."""
+        for sc in self.scratch:
+            sc.arena[:] = 0
 
     def advance(self, move: int, board_after: Board) -> None:
         """The game went on with ``move``: keep that subtree if we have it."""
@@ -392,13 +399,14 @@ class Search:
             self.clear()
             return
         self.tree.reroot(child)
+        self._forget_arenas()
         self.root_key = position_key(board_after)
 
     # searching -----------------------------------------------------------
     def run(self, board: Board, komi: float, max_sims: int | None = None,
             seconds: float | None = None) -> SearchResult:
         if position_key(board) != self.root_key:
-            self.tree.clear()
+            self.clear()
         self.root_key = position_key(board)
         tree = self.tree
         color = board.to_move
