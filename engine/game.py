@@ -12,12 +12,19 @@ from dataclasses import dataclass, field
 from engine.board import BLACK, PASS, WHITE, Board, IllegalMove
 
 
+def _edge_distance(size: int) -> int:
+    """0-based line of the corner star points: the 3rd line up to 11x11,
+    the 4th from 12x12 on."""
+    return 2 if size <= 11 else 3
+
+
 def star_points(size: int) -> list[tuple[int, int]]:
-    """Hoshi as (col, row): 3-3 points below 13x13, 4-4 from 13x13 on, the
-    centre of odd boards and the side stars of odd boards from 13x13."""
+    """Hoshi as (col, row): 3-3 points up to 11x11, 4-4 from 12x12 on (as
+    GNU Go, GTP's reference engine), the centre of odd boards and the side
+    stars of odd boards from 13x13."""
     if size < 7:
         return []
-    d = 2 if size < 13 else 3
+    d = _edge_distance(size)
     lo, hi, mid = d, size - 1 - d, size // 2
     pts = [(lo, lo), (hi, lo), (lo, hi), (hi, hi)]
     if size % 2 == 1:
@@ -38,7 +45,7 @@ def fixed_handicap_points(size: int, n: int) -> list[tuple[int, int]]:
     """The GTP v2 fixed handicap placement of n stones, as (col, row)."""
     if not 2 <= n <= max_fixed_handicap(size):
         raise ValueError("invalid number of stones")
-    d = 2 if size < 13 else 3
+    d = _edge_distance(size)
     lo, hi, mid = d, size - 1 - d, size // 2
     corners = [(lo, lo), (hi, hi), (lo, hi), (hi, lo)]  # D4 Q16 D16 Q4 on 19x19
     sides = [(lo, mid), (hi, mid), (mid, lo), (mid, hi)]  # D10 Q10 K4 K16

@@ -288,7 +288,7 @@ class Player:
         setup = [(c, g.board.coords(p)) for c, p in g.setup]
         moves = [(c, self._vertex(p)) for c, p in g.moves]
         handicap = len(setup) if setup and all(c == BLACK for c, _ in setup) else 0
-        return sgf.dumps(g.size, g.komi, setup, moves, handicap)
+        return sgf.dumps(g.size, g.komi, setup, moves, handicap, to_move=g.first_to_move)
 
     # display -------------------------------------------------------------
     def showboard(self) -> str:

@@ -405,6 +405,11 @@ class Search:
     # searching -----------------------------------------------------------
     def run(self, board: Board, komi: float, max_sims: int | None = None,
             seconds: float | None = None) -> SearchResult:
+        if board.s[S_PASSES] >= 2:
+            # after two passes the playouts must still run: ownership for
+            # final_status_list and cleanup moves are asked for exactly then
+            board = board.copy()
+            board.s[S_PASSES] = 0
         if position_key(board) != self.root_key:
             self.clear()
         self.root_key = position_key(board)
@@ -424,41 +429,41 @@ class Search:
         self.stop_event.clear()
         started = time.perf_counter()
         deadline = None if seconds is None else started + seconds
-        batch = self.cfg.batch
+        stop = self.stop_event
+
+        def batch(sc: _Scratch, n: int) -> None:
+            simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
+                     sc.rng, params, self.gammas, allowed, self.allow_all, sc.seq,
+                     sc.first_idx, sc.path, sc.cand, sc.wts, sc.own, sc.stack,
+                     sc.counters, n)
+            if sc.counters[C_NEED_ARENA]:
+                sc.counters[C_NEED_ARENA] = 0
+                tree.grant(sc.arena)
 
         def work(sc: _Scratch) -> None:
-            while not self.stop_event.is_set():
-                simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
-                         sc.rng, params, self.gammas, allowed, self.allow_all, sc.seq,
-                         sc.first_idx, sc.path, sc.cand, sc.wts, sc.own, sc.stack,
-                         sc.counters, batch)
-                if sc.counters[C_NEED_ARENA]:
-                    sc.counters[C_NEED_ARENA] = 0
-                    tree.grant(sc.arena)
+            # Stopping is decided here, after each batch, so that a seeded
+            # one-thread search with a simulation budget is reproducible.
+            while not stop.is_set():
+                n = self.cfg.batch
+                if max_sims is not None:
+                    n = min(n, max_sims - self.sims_done())
+                    if n <= 0:
+                        break
+                batch(sc, n)
+                if self._decided(max_sims, deadline, started):
+                    break
+            stop.set()
 
-        # the first batch on this thread makes sure the root is expanded
-        # before others race for it
-        work_once = self.scratch[0]
-        simulate(tree.ti, tree.tf, work_once.arena, board.b, board.s, ZOBRIST, work_once.b,
-                 work_once.s, work_once.rng, params, self.gammas, allowed, self.allow_all,
-                 work_once.seq, work_once.first_idx, work_once.path, work_once.cand,
-                 work_once.wts, work_once.own, work_once.stack, work_once.counters, 1)
+        batch(self.scratch[0], 1)    # expands the root before threads race for it
         workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
         for t in workers:
             t.start()
         try:
-            while True:
-                time.sleep(0.002)
-                done = self.sims_done()
-                now = time.perf_counter()
-                if max_sims is not None and done >= max_sims:
-                    break
-                if deadline is not None and now >= deadline:
-                    break
-                if self.stop_event.is_set() or self._decided(max_sims, done, deadline, now, started):
+            while not stop.wait(0.005):
+                if deadline is not None and time.perf_counter() >= deadline:
                     break
         finally:
-            self.stop_event.set()
+            stop.set()
             for t in workers:
                 t.join()
         elapsed = time.perf_counter() - started
@@ -470,21 +475,23 @@ class Search:
     def sims_done(self) -> int:
         return int(sum(sc.counters[C_SIMS] for sc in self.scratch))
 
-    def _decided(self, max_sims, done, deadline, now, started) -> bool:
-        """Stop early when the most visited move cannot be overtaken."""
+    def _decided(self, max_sims: int | None, deadline: float | None, started: float) -> bool:
+        """True when the most visited root move can no longer be overtaken
+        in the simulations (or time) left."""
         if max_sims is None and deadline is None:
             return False
+        done = self.sims_done()
         kids = self.tree.children(ROOT)
         if len(kids) < 2:
-            return len(kids) == 1 and done > 0
+            return len(kids) == 1
         visits = np.sort(self.tree.tf[F_VISITS, kids.start:kids.stop])
         lead = visits[-1] - visits[-2]
         left = math.inf
         if max_sims is not None:
             left = max_sims - done
-        if deadline is not None and done > 0:
-            rate = done / max(now - started, 1e-6)
-            left = min(left, rate * (deadline - now))
+        if deadline is not None:
+            now = time.perf_counter()
+            left = min(left, done / max(now - started, 1e-6) * (deadline - now))
         return done > 100 and lead > left
 
     def _prune_root(self, allowed: np.ndarray) -> None:

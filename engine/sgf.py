@@ -67,8 +67,10 @@ def load(path: str) -> SgfRecord:
 
 
 def dumps(size: int, komi: float, setup, moves, handicap: int = 0,
-          players: tuple[str, str] | None = None, result: str | None = None) -> str:
-    """SGF text of a game: setup stones as AB/AW, then the moves."""
+          players: tuple[str, str] | None = None, result: str | None = None,
+          to_move: int | None = None) -> str:
+    """SGF text of a game: setup stones as AB/AW (with PL, the player to
+    move after them, when given), then the moves."""
     game = sgf.Sgf_game(size)
     root = game.get_root()
     root.set("KM", komi)
@@ -80,6 +82,8 @@ def dumps(size: int, komi: float, setup, moves, handicap: int = 0,
     white = {(r, c) for colour, (c, r) in setup if colour == WHITE}
     if black or white:
         root.set_setup_stones(black, white)
+        if to_move is not None:
+            root.set("PL", _LETTER[to_move])
     if players:
         root.set("PB", players[0])
         root.set("PW", players[1])

@@ -1,0 +1,607 @@
+"""Play a match between two GTP engines and report the result.
+
+    python -m bench.match --games N [--size 9] [--komi 7.5]
+        [--engine "python -m engine.gtp --rollouts 10000 --quiet"]
+        [--opponent "/usr/games/gnugo --mode gtp --level 10 --chinese-rules"]
+        [--sgf-dir DIR] [--parallel K] [--max-moves M] [--timeout SEC]
+        [--startup-timeout SEC] [--json FILE]
+
+Game ``i`` (0-based) gives the engine under test Black when ``i`` is even,
+White when odd.  Both programs are started afresh for every game (a crash
+or hang cannot leak into the next game) and get ``boardsize``,
+``clear_board`` and ``komi``; then ``genmove`` goes to the side to move and
+its answer is passed to the other side with ``play`` (``pass`` as
+``pass``).  A leading ``python`` in either command line means this
+interpreter (``sys.executable``).
+
+How a game ends:
+
+* a ``resign`` answer: the other side wins (``W+R`` / ``B+R``);
+* two passes in a row, or ``--max-moves`` moves (passes included): the
+  position is scored, see below;
+* misbehaviour: the side that crashed (exited, or could not be started),
+  hung (no answer to one command within ``--timeout`` seconds;
+  ``--startup-timeout`` for the first command, which waits for start-up),
+  answered something that is not a vertex, ``pass`` or ``resign``, played
+  an illegal move (occupied point, suicide, ko, positional superko), or
+  refused with ``?`` a command the rules allow (``boardsize``, ``komi``, a
+  legal ``play``, ...) loses the game (``B+F`` / ``W+F``).  The reason is
+  recorded and the match goes on with the next game.
+
+Scoring rule (Chinese / area rules).  Both programs are asked for
+``final_status_list dead``.  The result is our own Tromp-Taylor area count
+(stones plus empty regions reached by one colour only, minus komi) of the
+final position after removing the stones that the *referee* lists as dead.
+The referee is GNU Go whenever one of the two programs is GNU Go (it answers
+``name`` with "GNU Go"; it is a strong judge of life and death), otherwise
+the engine under test.  If the referee gives no usable list, the other
+program's is used, and failing that none (plain Tromp-Taylor).  When the
+referee is GNU Go its own ``final_score`` is recorded beside ours as a
+cross-check (``referee_final_score``, ``score_agrees``).  Each record says
+which list was used (``dead_from``).  Failures while scoring never forfeit
+a game; they are listed in the record's ``notes``.
+
+Every game is written as SGF to ``--sgf-dir`` (default
+``runs/match-<timestamp>/``) with PB/PW/RE/KM and a comment saying why the
+game ended; whatever the programs print on stderr goes to a log file beside
+it (kept only when not empty).  Progress goes to stderr, one line a game;
+the summary goes to stdout: games, wins, losses, draws, the win rate of the
+engine under test with a 95% Wilson interval (draws count half), wins as
+Black and as White, average game length, how games ended, and the errors.
+``--json`` also writes the summary and every game's record.
+
+``--parallel K`` plays K games at once: each game is driven by its own
+thread in this process and runs its two programs as separate processes, so
+K games use 2K engine processes; mind the CPU count when timing matters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from sgfmill import sgf as sgfmill
+
+from engine.board import BLACK, PASS, WHITE, Board
+from engine.sgf import dumps
+from gtp.client import GtpClient, GtpClientError
+from gtp.protocol import GtpError
+from gtp.vertex import format_vertex, parse_vertex
+
+ROLES = ("engine", "opponent")
+LETTER = {BLACK: "B", WHITE: "W"}
+GTP_COLOR = {BLACK: "b", WHITE: "w"}
+DEFAULT_ENGINE = "python -m engine.gtp --rollouts 10000 --quiet"
+DEFAULT_OPPONENT = "/usr/games/gnugo --mode gtp --level 10 --chinese-rules"
+
+
+class Forfeit(Exception):
+    """A program misbehaved: it loses the game."""
+
+    def __init__(self, role: str, kind: str, message: str):
+        super().__init__(f"{role} {kind}: {message}")
+        self.role = role
+        self.kind = kind          # crash, timeout, garbage, illegal, refused
+        self.message = message
+
+
+@dataclass
+class MatchConfig:
+    engine: list[str]
+    opponent: list[str]
+    size: int = 9
+    komi: float = 7.5
+    max_moves: int = 243
+    timeout: float = 120.0
+    startup_timeout: float = 300.0
+    sgf_dir: Path = Path("runs")
+    games: int = 1
+
+
+def split_command(text: str) -> list[str]:
+    argv = shlex.split(text)
+    if not argv:
+        raise ValueError("empty command")
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    return argv
+
+
+def _classify(e: GtpClientError) -> str:
+    if e.failed:
+        return "refused"
+    msg = e.message
+    if msg.startswith("timeout"):
+        return "timeout"
+    if "exited" in msg or "closed" in msg:
+        return "crash"
+    return "garbage"
+
+
+class Side:
+    """One side of one game: a GtpClient whose failures become Forfeits."""
+
+    def __init__(self, role: str, argv: list[str], timeout: float, log_path: Path):
+        self.role = role
+        self.argv = argv
+        self.timeout = timeout
+        self.name = Path(argv[0]).name
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.client: GtpClient | None = None
+        try:
+            self.client = GtpClient(argv, timeout, stderr=self.log)
+        except OSError as e:
+            self.close()
+            raise Forfeit(role, "crash", f"cannot start {shlex.join(argv)}: {e}") from None
+
+    def send(self, command: str, timeout: float | None = None) -> str:
+        assert self.client is not None
+        try:
+            return self.client.send(command, timeout)
+        except GtpClientError as e:
+            msg = e.message if repr(command) in e.message else f"{command!r}: {e.message}"
+            raise Forfeit(self.role, _classify(e), msg) from None
+
+    def try_send(self, command: str, notes: list[str],
+                 timeout: float | None = None) -> str | None:
+        """send, but a failure is only noted (scoring and cosmetics)."""
+        if self.client is None or not self.client.alive:
+            notes.append(f"{self.role}: {command!r} not sent, the program is gone")
+            return None
+        try:
+            return self.client.send(command, timeout)
+        except GtpClientError as e:
+            notes.append(f"{self.role}: {command!r} failed: {e.message}")
+            return None
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        self.log.close()
+        try:
+            if self.log_path.stat().st_size == 0:
+                self.log_path.unlink()
+        except OSError:
+            pass
+
+
+def parse_genmove(answer: str, size: int) -> tuple | str | None:
+    """'resign', None for a pass, or (col, row); ValueError otherwise."""
+    token = answer.strip()
+    if token.lower() == "resign":
+        return "resign"
+    if len(token.split()) != 1:
+        raise ValueError(f"not a move: {answer!r}")
+    try:
+        return parse_vertex(token, size)
+    except GtpError:
+        raise ValueError(f"not a move: {answer!r}") from None
+
+
+def area_count(board: Board, dead: set[tuple[int, int]]) -> tuple[int, int]:
+    """Tromp-Taylor area (black, white) of the board with the ``dead``
+    stones taken off: stones count for their colour, an empty region for
+    the colour that alone reaches it."""
+    n = board.size
+    grid = {}
+    for col in range(n):
+        for row in range(n):
+            k = board.color(board.point(col, row))
+            grid[(col, row)] = 0 if (col, row) in dead else k
+    area = {BLACK: 0, WHITE: 0}
+    seen = set()
+    for v, k in grid.items():
+        if k in (BLACK, WHITE):
+            area[k] += 1
+        elif v not in seen:
+            region, reach, stack = 0, set(), [v]
+            seen.add(v)
+            while stack:
+                c, r = stack.pop()
+                region += 1
+                for q in ((c - 1, r), (c + 1, r), (c, r - 1), (c, r + 1)):
+                    kq = grid.get(q)
+                    if kq is None:
+                        continue
+                    if kq == 0:
+                        if q not in seen:
+                            seen.add(q)
+                            stack.append(q)
+                    else:
+                        reach.add(kq)
+            if len(reach) == 1:
+                area[reach.pop()] += region
+    return area[BLACK], area[WHITE]
+
+
+def parse_vertex_list(text: str | None, board: Board, notes: list[str], role: str):
+    """Stones named in a final_status_list answer; None if unusable."""
+    if text is None:
+        return None
+    out = set()
+    for tok in text.split():
+        try:
+            v = parse_vertex(tok, board.size)
+        except GtpError:
+            notes.append(f"{role}: final_status_list dead: bad vertex {tok!r}, list ignored")
+            return None
+        if v is None or board.color(board.point(*v)) not in (BLACK, WHITE):
+            notes.append(f"{role}: final_status_list dead names {tok}, not a stone; skipped")
+            continue
+        out.add(v)
+    return out
+
+
+def format_result(score: float) -> str:
+    if score > 0:
+        return f"B+{score:g}"
+    if score < 0:
+        return f"W+{-score:g}"
+    return "0"
+
+
+def parse_score(text: str | None) -> float | None:
+    """'B+3.5' -> 3.5, 'W+2' -> -2, '0' -> 0; None if not a score."""
+    if text is None:
+        return None
+    t = text.strip().upper()
+    try:
+        if t in ("0", "DRAW", "JIGO"):
+            return 0.0
+        if t.startswith("B+"):
+            return float(t[2:])
+        if t.startswith("W+"):
+            return -float(t[2:])
+    except ValueError:
+        pass
+    return None
+
+
+def is_gnugo(name: str | None) -> bool:
+    return name is not None and "gnu go" in name.lower()
+
+
+def play_game(index: int, cfg: MatchConfig) -> dict:
+    """Play game ``index``; never raises for a program's misbehaviour."""
+    started = time.perf_counter()
+    engine_color = BLACK if index % 2 == 0 else WHITE
+    color_of = {"engine": engine_color, "opponent": WHITE if engine_color == BLACK else BLACK}
+    argv_of = {"engine": cfg.engine, "opponent": cfg.opponent}
+    size, komi = cfg.size, cfg.komi
+    rec: dict = {"game": index + 1, "engine_color": LETTER[engine_color],
+                 "size": size, "komi": komi}
+    players: dict[str, Side] = {}
+    names = {r: Path(argv_of[r][0]).name for r in ROLES}
+    gtp_names: dict[str, str | None] = {r: None for r in ROLES}
+    board = Board(size)
+    moves: list[tuple[int, tuple[int, int] | None]] = []
+    notes: list[str] = []
+    error = None
+    end = reason = None
+    winner: int | None = None
+    score = None
+    tag = f"game-{index + 1:03d}"
+    try:
+        for role in ROLES:
+            players[role] = Side(role, argv_of[role], cfg.timeout,
+                                   cfg.sgf_dir / f"{tag}-{role}.log")
+        for role in ROLES:
+            p = players[role]
+            got = p.send("name", timeout=cfg.startup_timeout)
+            gtp_names[role] = got.strip()
+            version = p.try_send("version", notes)
+            names[role] = f"{got.strip()} {version.strip()}".strip() if version else got.strip()
+            names[role] = names[role] or Path(argv_of[role][0]).name
+            p.send(f"boardsize {size}")
+            p.send("clear_board")
+            p.send(f"komi {komi:g}")
+        passes = 0
+        while True:
+            if len(moves) >= cfg.max_moves:
+                end, reason = "max moves", f"{cfg.max_moves} moves played (--max-moves)"
+                break
+            c = BLACK if len(moves) % 2 == 0 else WHITE
+            mover = "engine" if c == engine_color else "opponent"
+            other = "opponent" if mover == "engine" else "engine"
+            answer = players[mover].send(f"genmove {GTP_COLOR[c]}")
+            try:
+                move = parse_genmove(answer, size)
+            except ValueError as e:
+                raise Forfeit(mover, "garbage", f"genmove {GTP_COLOR[c]}: {e}") from None
+            if move == "resign":
+                winner = 3 - c
+                end = "resignation"
+                reason = f"{LETTER[c]} ({mover}) resigned"
+                break
+            p = PASS if move is None else board.point(*move)
+            why = board.legality(p, c)
+            if why is not None:
+                raise Forfeit(mover, "illegal",
+                              f"genmove {GTP_COLOR[c]} answered {answer.strip()} ({why})")
+            board.play(p, c)
+            moves.append((c, move))
+            players[other].send(f"play {GTP_COLOR[c]} {format_vertex(move, size)}")
+            passes = passes + 1 if move is None else 0
+            if passes >= 2:
+                end, reason = "two passes", "both players passed"
+                break
+        if winner is None:
+            score, scoring = score_game(board, komi, players, gtp_names, notes)
+            rec.update(scoring)
+            winner = BLACK if score > 0 else WHITE if score < 0 else None
+    except Forfeit as f:
+        error = {"side": f.role, "kind": f.kind, "message": f.message}
+        winner = color_of["opponent" if f.role == "engine" else "engine"]
+        end = "forfeit"
+        reason = f"{LETTER[color_of[f.role]]} ({f.role}) forfeits: {f.kind}: {f.message}"
+    finally:
+        for p in players.values():
+            p.close()
+    if end == "resignation":
+        result = f"{LETTER[winner]}+R"
+    elif end == "forfeit":
+        result = f"{LETTER[winner]}+F"
+    else:
+        result = format_result(score)
+    rec.update({
+        "black": names["engine" if engine_color == BLACK else "opponent"],
+        "white": names["opponent" if engine_color == BLACK else "engine"],
+        "result": result,
+        "winner": LETTER[winner] if winner is not None else None,
+        "engine_won": None if winner is None else winner == engine_color,
+        "score": score,
+        "moves": len(moves),
+        "end": end,
+        "reason": reason,
+        "error": error,
+        "notes": notes,
+        "seconds": round(time.perf_counter() - started, 2),
+        "record": [f"{LETTER[c]} {format_vertex(v, size)}" for c, v in moves],
+    })
+    rec["sgf"] = str(write_sgf(cfg, tag, rec, moves))
+    return rec
+
+
+def score_game(board: Board, komi: float, players: dict[str, Side],
+               gtp_names: dict, notes: list[str]) -> tuple[float, dict]:
+    """Area score (black minus white minus komi) by the rule in the module
+    docstring, and what the record should say about it."""
+    referee = next((r for r in ROLES if is_gnugo(gtp_names[r])), "engine")
+    other = "opponent" if referee == "engine" else "engine"
+    dead: dict[str, set | None] = {}
+    for role in ROLES:
+        text = players[role].try_send("final_status_list dead", notes)
+        dead[role] = parse_vertex_list(text, board, notes, role)
+    used = referee if dead[referee] is not None else other if dead[other] is not None else None
+    stones = dead[used] if used else set()
+    black, white = area_count(board, stones)
+    score = black - white - komi
+    info = {
+        "referee": f"{referee} ({gtp_names[referee] or players[referee].name})",
+        "dead_from": used or "none (plain Tromp-Taylor)",
+        "dead_stones": {r: None if dead[r] is None else
+                        sorted(format_vertex(v, board.size) for v in dead[r]) for r in ROLES},
+        "area": {"black": black, "white": white},
+        "referee_final_score": None,
+        "score_agrees": None,
+    }
+    if is_gnugo(gtp_names[referee]):
+        text = players[referee].try_send("final_score", notes)
+        info["referee_final_score"] = text
+        ref = parse_score(text)
+        if ref is not None:
+            info["score_agrees"] = abs(ref - score) < 1e-6
+            if not info["score_agrees"]:
+                notes.append(f"referee's final_score {text} differs from the area count "
+                             f"{format_result(score)}")
+    return score, info
+
+
+def write_sgf(cfg: MatchConfig, tag: str, rec: dict, moves) -> Path:
+    text = dumps(cfg.size, cfg.komi, [], moves, players=(rec["black"], rec["white"]),
+                 result=rec["result"])
+    game = sgfmill.Sgf_game.from_string(text)
+    root = game.get_root()
+    root.set("GN", f"match game {rec['game']} of {cfg.games}")
+    root.set("DT", time.strftime("%Y-%m-%d"))
+    lines = [f"Game {rec['game']} of {cfg.games}: engine under test plays "
+             f"{'Black' if rec['engine_color'] == 'B' else 'White'}.",
+             f"Result {rec['result']}. Ended by {rec['end']}: {rec['reason']}."]
+    if rec.get("referee"):
+        lines.append(f"Scoring: area count, dead stones from {rec['dead_from']} "
+                     f"(referee {rec['referee']}); area B {rec['area']['black']} "
+                     f"W {rec['area']['white']}.")
+        if rec.get("referee_final_score") is not None:
+            lines.append(f"Referee final_score: {rec['referee_final_score']}.")
+    lines += [f"Note: {n}" for n in rec["notes"]]
+    root.set("C", "\n".join(lines))
+    last = game.get_last_node()
+    if last is not root:
+        last.set("C", f"Game ended by {rec['end']}: {rec['reason']}. Result {rec['result']}.")
+    path = cfg.sgf_dir / f"{tag}.sgf"
+    path.write_bytes(game.serialise())
+    return path
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for a binomial proportion."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def summarise(all_records: list[dict]) -> dict:
+    """Match statistics; games voided by a bug of this script (end
+    "referee error") count in ``void`` and nowhere else."""
+    records = [r for r in all_records if r["end"] != "referee error"]
+    n = len(records)
+    wins = sum(1 for r in records if r["engine_won"] is True)
+    losses = sum(1 for r in records if r["engine_won"] is False)
+    draws = n - wins - losses
+    rate = (wins + 0.5 * draws) / n if n else 0.0
+    lo, hi = wilson(wins + 0.5 * draws, n)
+
+    def by_colour(c):
+        rs = [r for r in records if r["engine_color"] == c]
+        return {"games": len(rs), "wins": sum(1 for r in rs if r["engine_won"] is True)}
+
+    ends: dict[str, int] = {}
+    for r in records:
+        ends[r["end"]] = ends.get(r["end"], 0) + 1
+    errors = [{"game": r["game"], **r["error"]} for r in all_records if r["error"]]
+    lengths = [r["moves"] for r in records]
+    scored = [r for r in records if r.get("referee")]
+    return {
+        "games": n, "void": len(all_records) - n, "wins": wins, "losses": losses, "draws": draws,
+        "win_rate": round(rate, 4), "wilson95": [round(lo, 4), round(hi, 4)],
+        "as_black": by_colour("B"), "as_white": by_colour("W"),
+        "avg_moves": round(sum(lengths) / n, 1) if n else 0.0,
+        "min_moves": min(lengths, default=0), "max_moves": max(lengths, default=0),
+        "avg_seconds": round(sum(r["seconds"] for r in records) / n, 1) if n else 0.0,
+        "ended_by": ends,
+        "errors": errors,
+        "errors_by_side": {role: sum(1 for e in errors if e["side"] == role) for role in ROLES},
+        "scored_games": len(scored),
+        "score_disagreements": sum(1 for r in scored if r.get("score_agrees") is False),
+    }
+
+
+def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
+    out = out or sys.stdout
+    w = lambda *a: print(*a, file=out)  # noqa: E731
+    w(f"match: {s['games']} games on {cfg.size}x{cfg.size}, komi {cfg.komi:g}, Chinese (area) scoring")
+    w(f"  engine:   {shlex.join(cfg.engine)}")
+    w(f"  opponent: {shlex.join(cfg.opponent)}")
+    lo, hi = s["wilson95"]
+    if s["void"]:
+        w(f"void games (not counted): {s['void']}")
+    w(f"engine wins {s['wins']}, losses {s['losses']}, draws {s['draws']}: "
+      f"win rate {100 * s['win_rate']:.1f}% (95% Wilson interval {100 * lo:.1f}%-{100 * hi:.1f}%)")
+    b, wh = s["as_black"], s["as_white"]
+    w(f"  as black {b['wins']}/{b['games']}, as white {wh['wins']}/{wh['games']}")
+    w(f"game length: {s['avg_moves']} moves on average (min {s['min_moves']}, "
+      f"max {s['max_moves']}), {s['avg_seconds']} s a game")
+    w("ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(s["ended_by"].items())))
+    if s["scored_games"]:
+        w(f"scored games: {s['scored_games']}, referee final_score disagreed with the "
+          f"area count in {s['score_disagreements']}")
+    es = s["errors_by_side"]
+    w(f"errors: {len(s['errors'])} (engine {es['engine']}, opponent {es['opponent']})")
+    for e in s["errors"]:
+        w(f"  game {e['game']}: {e['side']} {e['kind']}: {e['message']}")
+
+
+def progress_line(r: dict, total: int) -> str:
+    side = "B" if r["engine_color"] == "B" else "W"
+    verdict = "win" if r["engine_won"] else "draw" if r["engine_won"] is None else "loss"
+    line = (f"[game {r['game']}/{total}] engine={side}: {r['result']} ({verdict}) "
+            f"in {r['moves']} moves, {r['end']}, {r['seconds']:.1f} s")
+    if r["error"]:
+        line += f" -- {r['error']['side']} {r['error']['kind']}: {r['error']['message']}"
+    return line
+
+
+def run_match(cfg: MatchConfig, parallel: int = 1, log=sys.stderr) -> list[dict]:
+    cfg.sgf_dir.mkdir(parents=True, exist_ok=True)
+    records: list[dict] = []
+    lock = threading.Lock()
+
+    def one(i: int) -> dict:
+        try:
+            r = play_game(i, cfg)
+        except Exception as e:  # a bug here must not stop the match either
+            r = {"game": i + 1, "engine_color": "B" if i % 2 == 0 else "W",
+                 "result": "Void", "winner": None, "engine_won": None, "score": None,
+                 "moves": 0, "end": "referee error", "reason": repr(e),
+                 "error": {"side": "referee", "kind": "exception", "message": repr(e)},
+                 "notes": [], "seconds": 0.0, "record": [], "sgf": None}
+        with lock:
+            print(progress_line(r, cfg.games), file=log, flush=True)
+        return r
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = [pool.submit(one, i) for i in range(cfg.games)]
+        for f in as_completed(futures):
+            records.append(f.result())
+    records.sort(key=lambda r: r["game"])
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.match", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=10, help="games to play (default %(default)s)")
+    ap.add_argument("--size", type=int, default=9, help="board size (default %(default)s)")
+    ap.add_argument("--komi", type=float, default=7.5, help="komi (default %(default)s)")
+    ap.add_argument("--engine", default=DEFAULT_ENGINE,
+                    help="command line of the engine under test (default %(default)r)")
+    ap.add_argument("--opponent", default=DEFAULT_OPPONENT,
+                    help="command line of the opponent (default %(default)r)")
+    ap.add_argument("--sgf-dir", type=Path, default=None,
+                    help="where the SGF files go (default runs/match-<timestamp>/)")
+    ap.add_argument("--parallel", type=int, default=1, help="games at once (default 1)")
+    ap.add_argument("--max-moves", type=int, default=None,
+                    help="moves (passes included) after which a game is scored as it stands "
+                         "(default 3 * size * size)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds a program may take to answer one command (default %(default)s)")
+    ap.add_argument("--startup-timeout", type=float, default=300.0,
+                    help="seconds for the first command, which waits for start-up "
+                         "(default %(default)s)")
+    ap.add_argument("--json", help="also write the summary and every game's record here")
+    args = ap.parse_args(argv)
+    if args.games < 1:
+        ap.error("--games must be at least 1")
+    if not 2 <= args.size <= 25:
+        ap.error("--size must be between 2 and 25")
+    if args.parallel < 1:
+        ap.error("--parallel must be at least 1")
+    if args.timeout <= 0 or args.startup_timeout <= 0:
+        ap.error("timeouts must be positive")
+    try:
+        engine, opponent = split_command(args.engine), split_command(args.opponent)
+    except ValueError as e:
+        ap.error(f"bad command line: {e}")
+    sgf_dir = args.sgf_dir or Path("runs") / f"match-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    max_moves = args.max_moves if args.max_moves is not None else 3 * args.size * args.size
+    if max_moves < 1:
+        ap.error("--max-moves must be at least 1")
+    cfg = MatchConfig(engine=engine, opponent=opponent, size=args.size, komi=args.komi,
+                      max_moves=max_moves, timeout=args.timeout,
+                      startup_timeout=args.startup_timeout, sgf_dir=sgf_dir, games=args.games)
+    print(f"match: {args.games} games, SGF to {sgf_dir}/", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    records = run_match(cfg, args.parallel)
+    summary = summarise(records)
+    summary["wall_seconds"] = round(time.perf_counter() - started, 1)
+    print_summary(summary, cfg)
+    print(f"wall time {summary['wall_seconds']} s; SGF files in {sgf_dir}/")
+    if args.json:
+        out = {"command": shlex.join([sys.executable, "-m", "bench.match",
+                                      *(sys.argv[1:] if argv is None else argv)]),
+               "config": {"engine": engine, "opponent": opponent, "size": args.size,
+                          "komi": args.komi, "games": args.games, "parallel": args.parallel,
+                          "max_moves": max_moves, "timeout": args.timeout,
+                          "startup_timeout": args.startup_timeout, "sgf_dir": str(sgf_dir)},
+               "summary": summary, "games": records}
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""Quick checks of bench.match: stub GTP engines that play, crash, hang,
+answer garbage or illegal moves, and one short real game against GNU Go."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+
+import pytest
+
+from bench import match
+from engine.board import Board
+
+STUB = textwrap.dedent('''
+    """Stub GTP engine: python stub.py MODE [K] [SEED].
+
+    Plays random moves on points that have an empty neighbour (so it never
+    captures and never commits suicide: every move is legal while both sides
+    are stubs), passes after K of its own moves.  MODE changes what happens
+    at its K-th genmove: random (pass from then on), crash (exit), garbage
+    (a vertex off the board), hang (sleep), illegal (an occupied point),
+    resign; refuse answers every play with '?'; badname dies at once.
+    """
+    import random, sys, time
+
+    mode = sys.argv[1]
+    k = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    if mode == "badname":
+        sys.exit(7)
+    LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+    size, stones, mine = 19, {}, 0
+
+    def vertex(c, r):
+        return LETTERS[c] + str(r + 1)
+
+    def parse(v):
+        return LETTERS.index(v[0].upper()), int(v[1:]) - 1
+
+    def out(text, ok=True):
+        sys.stdout.write(("= " if ok else "? ") + text + "\\n\\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        name, args = cmd[0], cmd[1:]
+        if name == "quit":
+            out("")
+            break
+        elif name == "name":
+            out("stub-" + mode)
+        elif name == "version":
+            out("1")
+        elif name == "boardsize":
+            size = int(args[0])
+            stones = {}
+            out("")
+        elif name == "clear_board":
+            stones = {}
+            out("")
+        elif name == "komi":
+            out("")
+        elif name == "play":
+            if mode == "refuse":
+                out("illegal move", ok=False)
+                continue
+            if args[1].lower() != "pass":
+                stones[parse(args[1])] = args[0]
+            out("")
+        elif name == "genmove":
+            mine += 1
+            if mine == k and mode == "crash":
+                sys.exit(3)
+            if mine == k and mode == "garbage":
+                out("ZZ99")
+                continue
+            if mine == k and mode == "hang":
+                time.sleep(60)
+            if mine == k and mode == "resign":
+                out("resign")
+                continue
+            if mine == k and mode == "illegal" and stones:
+                out(vertex(*next(iter(stones))))
+                continue
+            free = [(c, r) for c in range(size) for r in range(size)
+                    if (c, r) not in stones and any(
+                        0 <= c + dc < size and 0 <= r + dr < size
+                        and (c + dc, r + dr) not in stones
+                        for dc, dr in ((1, 0), (-1, 0), (0, 1), (0, -1)))]
+            if mine >= k or not free:
+                out("pass")
+                continue
+            p = rng.choice(free)
+            stones[p] = args[0]
+            out(vertex(*p))
+        elif name == "final_status_list":
+            out("")
+        else:
+            out("unknown command", ok=False)
+''')
+
+
+@pytest.fixture
+def stub(tmp_path):
+    path = tmp_path / "stub.py"
+    path.write_text(STUB)
+
+    def argv(*args) -> list[str]:
+        return [sys.executable, str(path), *map(str, args)]
+    return argv
+
+
+def config(tmp_path, engine, opponent, games=2, size=7, **kw) -> match.MatchConfig:
+    return match.MatchConfig(engine=engine, opponent=opponent, size=size, komi=7.5,
+                             max_moves=kw.pop("max_moves", 3 * size * size),
+                             timeout=kw.pop("timeout", 10.0), startup_timeout=10.0,
+                             sgf_dir=tmp_path / "sgf", games=games, **kw)
+
+
+def run(cfg, parallel=1):
+    return match.run_match(cfg, parallel=parallel, log=sys.stderr)
+
+
+def test_stub_vs_stub_plays_to_two_passes(tmp_path, stub):
+    cfg = config(tmp_path, stub("random", 6, 1), stub("random", 6, 2), games=2)
+    records = run(cfg)
+    assert [r["game"] for r in records] == [1, 2]
+    assert [r["engine_color"] for r in records] == ["B", "W"]
+    for r in records:
+        assert r["error"] is None
+        assert r["end"] == "two passes"
+        assert r["moves"] == 12          # 5 moves each (the 6th genmove passes), two passes
+        assert r["referee"].startswith("engine")   # no GNU Go: our side referees
+        assert r["dead_from"] == "engine"
+        # the count: komi decides between two stubs' scattered stones
+        assert r["result"] == match.format_result(r["area"]["black"] - r["area"]["white"] - 7.5)
+        assert os.path.exists(r["sgf"])
+    black0 = records[0]["black"]
+    assert black0 == "stub-random 1"
+    text = open(records[0]["sgf"]).read()
+    for prop in ("PB[stub-random 1]", "PW[stub-random 1]", "KM[7.5]", "RE[", "C["):
+        assert prop in text
+    assert "both players passed" in text
+
+
+def test_crash_mid_game_is_a_forfeit(tmp_path, stub):
+    cfg = config(tmp_path, stub("random", 8), stub("crash", 3), games=2)
+    records = run(cfg)
+    for r in records:
+        assert r["end"] == "forfeit"
+        assert r["error"]["side"] == "opponent" and r["error"]["kind"] == "crash"
+        assert r["engine_won"] is True
+        assert r["result"] == ("B+F" if r["engine_color"] == "B" else "W+F")
+        assert "forfeits" in open(r["sgf"]).read()
+    s = match.summarise(records)
+    assert s["wins"] == 2 and s["errors_by_side"] == {"engine": 0, "opponent": 2}
+
+
+def test_garbage_illegal_resign_and_refusal(tmp_path, stub):
+    cases = [("garbage", "garbage"), ("illegal", "illegal"), ("refuse", "refused")]
+    for mode, kind in cases:
+        cfg = config(tmp_path / mode, stub(mode, 3), stub("random", 8), games=1)
+        (r,) = run(cfg)
+        assert r["error"]["side"] == "engine", mode
+        assert r["error"]["kind"] == kind, (mode, r["error"])
+        assert r["engine_won"] is False
+    cfg = config(tmp_path / "resign", stub("random", 8), stub("resign", 2), games=1)
+    (r,) = run(cfg)
+    assert r["end"] == "resignation" and r["result"] == "B+R" and r["error"] is None
+
+
+def test_hang_and_missing_program(tmp_path, stub):
+    cfg = config(tmp_path / "hang", stub("random", 8), stub("hang", 2), games=1, timeout=1.0)
+    (r,) = run(cfg)
+    assert r["error"]["kind"] == "timeout" and r["engine_won"] is True
+    cfg = config(tmp_path / "missing", [str(tmp_path / "no-such-engine")], stub("random"), games=1)
+    (r,) = run(cfg)
+    assert r["error"] == {"side": "engine", "kind": "crash", "message": r["error"]["message"]}
+    assert r["engine_won"] is False
+    cfg = config(tmp_path / "dies", stub("random"), stub("badname"), games=1)
+    (r,) = run(cfg)
+    assert r["error"]["side"] == "opponent" and r["error"]["kind"] == "crash"
+
+
+def test_cli_parallel_summary_and_json(tmp_path, stub, capsys):
+    out = tmp_path / "m.json"
+    argv = ["--games", "4", "--size", "5", "--parallel", "2", "--sgf-dir", str(tmp_path / "s"),
+            "--engine", " ".join(stub("random", 4, 3)),
+            "--opponent", " ".join(stub("crash", 2)), "--json", str(out)]
+    assert match.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "engine wins 4, losses 0, draws 0" in text
+    assert "errors: 4 (engine 0, opponent 4)" in text
+    data = json.loads(out.read_text())
+    assert data["summary"]["games"] == 4
+    assert [g["game"] for g in data["games"]] == [1, 2, 3, 4]
+    assert len(list((tmp_path / "s").glob("*.sgf"))) == 4
+
+
+def test_area_count_and_wilson():
+    board = Board.from_ascii("""
+        O . X O .
+        . . X O .
+        X X X O .
+        O O O O .
+        . . . . .
+    """)
+    # stones count for their colour; the top-left corner touches both colours
+    assert match.area_count(board, set()) == (5, 8 + 9)
+    # with the white corner stone dead the corner is black's
+    assert match.area_count(board, {(0, 4)}) == (5 + 4, 7 + 9)
+    assert match.format_result(2.5) == "B+2.5" and match.format_result(-1) == "W+1"
+    assert match.parse_score("W+3.5") == -3.5 and match.parse_score("junk") is None
+    lo, hi = match.wilson(5, 10)
+    assert lo == pytest.approx(0.2366, abs=1e-3) and hi == pytest.approx(0.7634, abs=1e-3)
+    assert match.wilson(0, 4)[0] == 0.0
+
+
+def find_gnugo() -> str | None:
+    path = shutil.which("gnugo")
+    if path:
+        return path
+    return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None
+
+
+@pytest.mark.gnugo
+def test_real_game_against_gnugo(tmp_path):
+    gnugo = find_gnugo()
+    if gnugo is None:
+        pytest.skip("GNU Go not installed")
+    cfg = config(tmp_path, [sys.executable, "-m", "engine.gtp", "--rollouts", "50", "--quiet",
+                            "--seed", "3", "--resign", "0"],
+                 [gnugo, "--mode", "gtp", "--level", "1", "--chinese-rules"],
+                 games=1, size=7, max_moves=60, timeout=30.0)
+    cfg.startup_timeout = 120.0
+    (r,) = run(cfg)
+    assert r["error"] is None, r
+    assert r["black"].startswith("delayed-go") and r["white"] == "GNU Go 3.8"
+    # our engine never resigns (--resign 0), so the game is scored
+    assert r["end"] in ("two passes", "max moves")
+    assert r["referee"] == "opponent (GNU Go)"
+    assert r["dead_from"] == "opponent"
+    assert match.parse_score(r["referee_final_score"]) is not None
+    assert r["score_agrees"] is not None
+    assert r["result"] in open(r["sgf"]).read()
+
+
+def test_a_bug_in_the_referee_voids_one_game_only(tmp_path, stub, monkeypatch):
+    real = match.play_game
+
+    def flaky(index, cfg):
+        if index == 1:
+            raise RuntimeError("boom")
+        return real(index, cfg)
+    monkeypatch.setattr(match, "play_game", flaky)
+    cfg = config(tmp_path, stub("random", 4), stub("resign", 1), games=3)
+    records = run(cfg)
+    assert [r["end"] for r in records] == ["resignation", "referee error", "resignation"]
+    s = match.summarise(records)
+    assert (s["games"], s["void"], s["wins"], s["losses"]) == (2, 1, 2, 0)
+    assert s["as_black"] == {"games": 2, "wins": 2} and s["as_white"] == {"games": 0, "wins": 0}
+    assert s["errors"][0]["side"] == "referee"
