@@ -25,6 +25,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench.playouts
+	$(PY) -m bench.search
 
 clean:
 	rm -rf $(VENV) .pytest_cache

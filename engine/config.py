@@ -44,7 +44,8 @@ class EngineConfig:
     rollouts: int = 10000       # simulations per genmove (the search stops earlier when decided)
     move_time: float | None = None  # seconds per move; None: rollouts only, unless clocks are set
     threads: int = 1            # search threads on the shared tree
-    resign: float = 0.1         # resign when the best winrate falls below this (0: never)
+    resign: float = 0.05        # resign when the best winrate falls below this (0: never);
+                                # playout winrates run pessimistic in close endgames, so keep it low
     lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
     search: SearchConfig = field(default_factory=lambda: SearchConfig())
