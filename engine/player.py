@@ -129,13 +129,10 @@ class Player:
         if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
                 and len(game.moves) > game.size):
             return "resign"
-        if cleanup:
-            dead = self._dead_stones(result.ownership)
-            if any(game.board.color(p) != c for p in dead):
-                for cand in result.candidates:
-                    if cand.move != PASS:
-                        return cand.move
-            return result.move
+        if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
+            for cand in result.candidates:
+                if cand.move != PASS:
+                    return cand.move
         if game.moves and game.moves[-1][1] == PASS:
             if sign * self._score_with_dead_removed(result.ownership) > 0:
                 return PASS

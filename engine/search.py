@@ -33,7 +33,7 @@ from engine.playout import policy_playout, self_atari_size
 from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_PRIOR_N,
                          F_PRIOR_W, F_VISITS, F_WINS, NO_NODE, ROOT, T_FIRST,
                          T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
-                         init_node)
+                         init_node, settle)
 
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
@@ -466,6 +466,7 @@ class Search:
             stop.set()
             for t in workers:
                 t.join()
+        settle(tree.ti, tree.tf, tree.used)
         elapsed = time.perf_counter() - started
         return self._result(board, elapsed)
 

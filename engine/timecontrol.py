@@ -33,6 +33,10 @@ def move_budget(clock: Clock, empty_points: int, lag: float) -> float | None:
         moves_left = max(20.0, empty_points / 3.0)
         budget = left / moves_left
         if clock.byo_yomi_stones > 0 and clock.byo_yomi_time > 0:
-            budget = max(budget, min(left * 0.5, clock.byo_yomi_time / clock.byo_yomi_stones - lag))
-        budget = min(budget, left - lag)
+            # overrunning main time only starts the first byo-yomi period,
+            # so a move may use what is left plus one stone's share of it
+            share = clock.byo_yomi_time / clock.byo_yomi_stones
+            budget = min(max(budget, share - lag), left + share - lag)
+        else:
+            budget = min(budget, left - lag)
     return max(MIN_MOVE_TIME, budget)

@@ -89,6 +89,39 @@ def copy_subtree(si, sf, root, di, df):
     return used
 
 
+@njit(nogil=True, cache=True)
+def settle(ti, tf, used):
+    """After the threads stopped: clear leftover virtual losses and restore
+    visits(node) >= sum of its children's visits where racing lock-free
+    increments lost an update.  Nodes are visited in reverse breadth-first
+    order from the root, so every child is settled before its parent."""
+    for i in range(used):
+        ti[T_VLOSS, i] = 0
+    order = np.empty(used, np.int32)     # once per search, not per simulation
+    order[0] = ROOT
+    end = 1
+    head = 0
+    while head < end:
+        node = order[head]
+        head += 1
+        n = ti[T_NCHILD, node]
+        first = ti[T_FIRST, node]
+        for k in range(first, first + n):
+            if end < used:
+                order[end] = k
+                end += 1
+    for j in range(end - 1, -1, -1):
+        node = order[j]
+        n = ti[T_NCHILD, node]
+        if n > 0:
+            first = ti[T_FIRST, node]
+            total = 0.0
+            for k in range(first, first + n):
+                total += tf[F_VISITS, k]
+            if tf[F_VISITS, node] < total:
+                tf[F_VISITS, node] = total
+
+
 class Tree:
     """The pool and its allocator.  Two pools are kept so that tree reuse
     can copy the surviving subtree into the other one (compaction)."""

@@ -1,0 +1,147 @@
+"""Checkpoint files: weights plus metadata.
+
+A checkpoint is ``torch.save`` of a plain dict, loadable with
+``torch.load(weights_only=True)`` (no pickled classes)::
+
+    {
+      "format":     "delayed-go-net",      # FORMAT
+      "version":    1,                     # FORMAT_VERSION
+      "metadata":   "<JSON text>",         # see below
+      "weights":    {name: tensor},        # model.state_dict()
+      "optimizer":  optimizer.state_dict() or absent,
+    }
+
+The metadata (a JSON object, kept as text so that anything in it stays
+JSON-able) always carries ``model`` (registry name), ``config`` (the full
+model config), ``feature_version`` and ``n_planes`` (of engine.features when
+saved), and may carry ``board_sizes``, ``data`` (training data summary),
+``accuracy`` (measured, e.g. ``{"top1": .., "top5": .., "top10": ..}``),
+``steps`` and anything else the trainer wants (``train_state``).
+
+Loading checks the format tag and the feature version; every failure is a
+ValueError that names the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from engine.features import FEATURE_VERSION, N_PLANES
+from nets.models import model_from_config
+
+FORMAT = "delayed-go-net"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Checkpoint:
+    path: str
+    metadata: dict
+    weights: dict
+    optimizer: dict | None = field(default=None)
+
+    def build_model(self, device="cpu") -> torch.nn.Module:
+        """The model of this checkpoint with its weights, in eval mode."""
+        model = model_from_config(self.metadata["config"])
+        try:
+            model.load_state_dict(self.weights)
+        except RuntimeError as e:
+            raise ValueError(f"checkpoint {self.path}: weights do not fit model "
+                             f"{self.metadata.get('model')!r}: {e}") from None
+        return model.to(device).eval()
+
+
+def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    """The module inside DistributedDataParallel / torch.compile wrappers."""
+    while True:
+        inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
+        if inner is None:
+            return model
+        model = inner
+
+
+def save_checkpoint(path, model: torch.nn.Module, *, metadata: dict | None = None,
+                    optimizer: torch.optim.Optimizer | None = None) -> Path:
+    """Write the checkpoint atomically (a temporary file renamed over
+    ``path``).  ``metadata`` is merged over the mandatory keys taken from
+    the model; it must be JSON-able."""
+    path = Path(path)
+    model = _unwrap(model)
+    config = dict(getattr(model, "config", {}))
+    meta = {
+        "model": config.get("name"),
+        "config": config,
+        "feature_version": FEATURE_VERSION,
+        "n_planes": N_PLANES,
+    }
+    meta.update(metadata or {})
+    try:
+        text = json.dumps(meta, sort_keys=True)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"checkpoint metadata for {path} is not JSON-able: {e}") from None
+    blob = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "metadata": text,
+        "weights": {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
+    }
+    if optimizer is not None:
+        blob["optimizer"] = optimizer.state_dict()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    torch.save(blob, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_checkpoint(path, *, map_location="cpu", check_features: bool = True) -> Checkpoint:
+    """Read and check a checkpoint.  ValueError (naming the file) for a
+    missing, truncated or foreign file, or a feature-version mismatch."""
+    path = str(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"checkpoint file {path} does not exist")
+    try:
+        blob = torch.load(path, map_location=map_location, weights_only=True)
+    except (RuntimeError, pickle.UnpicklingError, EOFError, zipfile.BadZipFile,
+            OSError, ValueError, AttributeError, TypeError, KeyError, IndexError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"cannot read checkpoint {path}: truncated, corrupt or not a "
+                         f"checkpoint of this program ({first})") from None
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a {FORMAT} checkpoint (foreign file)")
+    if blob.get("version") != FORMAT_VERSION:
+        raise ValueError(f"checkpoint {path} has format version {blob.get('version')}, "
+                         f"this program reads {FORMAT_VERSION}")
+    try:
+        meta = json.loads(blob["metadata"])
+        weights = blob["weights"]
+        if not isinstance(meta, dict) or not isinstance(weights, dict) \
+                or not all(torch.is_tensor(v) for v in weights.values()):
+            raise TypeError("bad layout")
+        meta["config"]["arch"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"checkpoint {path} is damaged: {e}") from None
+    if check_features and (meta.get("feature_version") != FEATURE_VERSION
+                           or meta.get("n_planes") != N_PLANES):
+        raise ValueError(
+            f"checkpoint {path} was trained on input features version "
+            f"{meta.get('feature_version')} ({meta.get('n_planes')} planes); this engine "
+            f"computes version {FEATURE_VERSION} ({N_PLANES} planes): retrain or convert it")
+    return Checkpoint(path, meta, weights, blob.get("optimizer"))
+
+
+def load_model(path, device="cpu") -> tuple[torch.nn.Module, dict]:
+    """(model in eval mode, metadata) from a checkpoint file."""
+    ck = load_checkpoint(path)
+    return ck.build_model(device), ck.metadata
+
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "save_checkpoint", "load_checkpoint",
+           "load_model"]

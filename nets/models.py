@@ -1,0 +1,234 @@
+"""Config-driven model registry.
+
+A model is described by a plain, JSON-able config dict; ``MODELS`` names the
+known configs and :func:`build_model` turns a name (plus overrides) into a
+module.  The ``arch`` key of a config picks the class from ``ARCHITECTURES``,
+so further networks (Clark & Storkey's tied-symmetry 8-layer net, an
+ownership net, a residual net) are added as one class plus one ``MODELS``
+entry each, without touching the training or checkpoint code.
+
+The policy net (``arch = "policy"``, Maddison et al. 2015)::
+
+    input   (batch, in_planes, n, n)       Table 1 planes, n in min_size..max_size
+    conv    first_kernel x first_kernel, width filters, + position bias, ReLU
+    conv    kernel x kernel, width filters, + position bias, ReLU   (layers - 1 times)
+    conv    head_kernel x head_kernel, 2 filters, + position bias   (output)
+    output  (batch, 2, n, n): channel 0 = moves of black to move, 1 = white
+
+All convolutions have stride 1 and "same" zero padding, so every layer works
+on the n x n board.  ``forward(x, color)`` picks the output channel of the
+player to move (``color``: 0 black, 1 white, or engine colours 1/2 - see
+:func:`color_index`) and returns logits of shape (batch, n * n), point
+``i * n + j`` = row ``i`` from the top, column ``j`` (the planes' layout).
+
+Position-dependent biases: every conv layer has, instead of a per-filter
+bias, a learned bias per (filter, point), stored for the largest board
+(``max_size`` x ``max_size``, 19 by default).  For a board of size n <
+max_size the **top-left n x n window** of each bias map is used (rows 0..n-1
+from the top, columns 0..n-1 from the left).  The choice is deliberate and
+simple: the window is fixed, needs no resampling, and a net trained on 19x19
+still runs on any size min_size..max_size (9..19); the convolution weights,
+which carry almost all of the knowledge, are size-independent, and the board
+edge is seen by the convolutions through the zero padding and the ON_BOARD
+plane.  What does not carry over is the bias pattern of the bottom and right
+edges of a 19x19 board: on a 9x9 board those edges get the biases of 19x19
+points (8, *) and (*, 8), i.e. of points near the centre.  A net meant for
+small boards should be trained (or fine-tuned) on them.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+from engine.features import N_PLANES
+
+# --------------------------------------------------------------------------
+# registry
+
+#: Defaults shared by every policy config.
+POLICY_DEFAULTS = {
+    "arch": "policy",
+    "in_planes": N_PLANES,
+    "layers": 12,          # trunk convolutions (first_kernel, then kernel)
+    "width": 128,          # filters of every trunk convolution
+    "first_kernel": 5,
+    "kernel": 3,
+    "head_kernel": 1,      # output convolution, 2 filters (black / white to move)
+    "position_bias": True, # bias per (filter, point) instead of per filter
+    "max_size": 19,        # size the position biases are stored for
+    "min_size": 9,
+}
+
+MODELS: dict[str, dict] = {
+    # the 12-layer, 128-filter network of Maddison et al. (2015)
+    "maddison12": dict(POLICY_DEFAULTS, layers=12, width=128),
+    # a small net for CPU experiments and tests
+    "small6": dict(POLICY_DEFAULTS, layers=6, width=64),
+}
+
+
+def model_config(name: str, **overrides) -> dict:
+    """The config of model ``name`` with ``overrides`` applied.  ValueError
+    names an unknown model or an unknown config key."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model name {name!r} (known: {', '.join(sorted(MODELS))})")
+    cfg = copy.deepcopy(MODELS[name])
+    unknown = sorted(set(overrides) - set(cfg))
+    if unknown:
+        raise ValueError(f"unknown config key(s) {unknown} for model {name!r}")
+    cfg.update(overrides)
+    cfg["name"] = name
+    return cfg
+
+
+def build_model(name: str, **overrides) -> nn.Module:
+    """A freshly initialised model of registry entry ``name``."""
+    return model_from_config(model_config(name, **overrides))
+
+
+def model_from_config(config: dict) -> nn.Module:
+    """The model described by a full config (as stored in a checkpoint)."""
+    arch = config.get("arch")
+    cls = ARCHITECTURES.get(arch)
+    if cls is None:
+        raise ValueError(f"unknown architecture {arch!r} (known: {', '.join(sorted(ARCHITECTURES))})")
+    return cls(config)
+
+
+# --------------------------------------------------------------------------
+# layers
+
+
+class PositionBias(nn.Module):
+    """A learned bias per (channel, point), stored for max_size x max_size;
+    a board of size n uses the top-left n x n window."""
+
+    def __init__(self, channels: int, max_size: int):
+        super().__init__()
+        self.max_size = max_size
+        self.bias = nn.Parameter(torch.zeros(channels, max_size, max_size))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, w = x.shape[-2:]
+        return x + self.bias[:, :h, :w].to(x.dtype)
+
+
+class ConvLayer(nn.Module):
+    """Convolution ("same" padding, stride 1) plus a per-point or per-filter
+    bias."""
+
+    def __init__(self, cin: int, cout: int, kernel: int, position_bias: bool, max_size: int):
+        super().__init__()
+        if kernel % 2 != 1:
+            raise ValueError(f"kernel size must be odd, got {kernel}")
+        self.conv = nn.Conv2d(cin, cout, kernel, padding=kernel // 2, bias=not position_bias)
+        self.pbias = PositionBias(cout, max_size) if position_bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        if self.pbias is not None:
+            x = self.pbias(x)
+        return x
+
+
+def color_index(color: torch.Tensor | int, batch: int, device) -> torch.Tensor:
+    """The player to move as an output-channel index tensor of shape
+    (batch,): 0 black, 1 white.  (The engine's BLACK = 1 / WHITE = 2 are
+    not accepted here: pass ``engine_colour - 1``.)"""
+    if not torch.is_tensor(color):
+        color = torch.full((batch,), int(color), dtype=torch.long, device=device)
+    color = color.to(device=device, dtype=torch.long).reshape(-1)
+    if color.numel() == 1 and batch != 1:
+        color = color.expand(batch)
+    return color
+
+
+# --------------------------------------------------------------------------
+# the policy net
+
+
+class PolicyNet(nn.Module):
+    """Maddison et al.'s move-prediction CNN (see the module docstring)."""
+
+    def __init__(self, config: dict):
+        super().__init__()
+        cfg = dict(POLICY_DEFAULTS)
+        cfg.update(config)
+        self.config = cfg
+        layers, width = int(cfg["layers"]), int(cfg["width"])
+        if layers < 1 or width < 1:
+            raise ValueError(f"layers and width must be positive, got {layers}, {width}")
+        pb, ms = bool(cfg["position_bias"]), int(cfg["max_size"])
+        trunk = [ConvLayer(int(cfg["in_planes"]), width, int(cfg["first_kernel"]), pb, ms)]
+        trunk += [ConvLayer(width, width, int(cfg["kernel"]), pb, ms) for _ in range(layers - 1)]
+        self.trunk = nn.ModuleList(trunk)
+        self.head = ConvLayer(width, 2, int(cfg["head_kernel"]), pb, ms)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for layer in self.trunk:
+            nn.init.kaiming_normal_(layer.conv.weight, nonlinearity="relu")
+        # a small output layer: the initial policy is close to uniform
+        nn.init.normal_(self.head.conv.weight, std=1.0 / math.sqrt(self.head.conv.weight[0].numel()) / 10)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+            if isinstance(m, PositionBias):
+                nn.init.zeros_(m.bias)
+
+    def check_size(self, n: int) -> None:
+        lo, hi = int(self.config["min_size"]), int(self.config["max_size"])
+        if not lo <= n <= hi:
+            raise ValueError(f"board size {n} outside {lo}..{hi} for this model")
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits for both colours: (batch, 2, n, n)."""
+        if x.dim() != 4 or x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"expected input (batch, planes, n, n), got {tuple(x.shape)}")
+        self.check_size(x.shape[-1])
+        for layer in self.trunk:
+            x = F.relu(layer(x))
+        return self.head(x)
+
+    def forward(self, x: torch.Tensor, color) -> torch.Tensor:
+        """Logits (batch, n * n) of the player to move; color: 0 black, 1
+        white (an int for the whole batch or a (batch,) tensor)."""
+        out = self.both(x)
+        b, _, n, _ = out.shape
+        idx = color_index(color, b, out.device)
+        return out[torch.arange(b, device=out.device), idx].reshape(b, n * n)
+
+
+ARCHITECTURES: dict[str, type[nn.Module]] = {
+    "policy": PolicyNet,
+}
+
+
+# --------------------------------------------------------------------------
+# inference helpers
+
+
+def masked_log_softmax(logits: torch.Tensor, legal_mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the legal points only: illegal points get
+    -inf.  legal_mask: bool (or 0/1) of the logits' shape (or broadcastable,
+    e.g. the LEGAL plane reshaped to (batch, n * n)).  A row without any
+    legal point gives -inf everywhere (the caller then passes)."""
+    mask = legal_mask.to(torch.bool)
+    x = logits.float().masked_fill(~mask, float("-inf"))
+    out = torch.log_softmax(x, dim=-1)
+    # rows with no legal point: log_softmax gives nan; make them -inf
+    return torch.where(mask, out, torch.full_like(out, float("-inf")))
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+__all__ = ["MODELS", "POLICY_DEFAULTS", "ARCHITECTURES", "model_config", "build_model",
+           "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
+           "masked_log_softmax", "count_parameters", "color_index"]

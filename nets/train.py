@@ -1,0 +1,553 @@
+"""Supervised training of the policy net on expert moves.
+
+    python -m nets.train --data CACHE.npz --model small6 --out runs/x
+                         [--steps N] [--batch 128] [--lr LR] [--optimizer sgd|adam]
+                         [--eval-every N] [--resume] [--seed S] ...
+
+``--data`` is a game cache from ``python -m nets.data build`` or a folder of
+SGF files (a cache is then built into ``OUT/games.npz`` first).
+
+Optimisation (Maddison et al. 2015): plain SGD, no momentum, batch 128,
+learning rate 0.128 on the batch-mean loss, i.e. 0.001 per example (the
+default ``--lr`` is 0.001 x batch, so changing ``--batch`` keeps the
+per-example rate), halved at the steps of ``--halve-at`` (default: half
+and three quarters of ``--steps``; a resumed run keeps the learning rate
+and halving steps stored in its checkpoint unless ``--lr``/``--halve-at``
+are given).  ``--optimizer adam`` uses Adam
+(default lr 0.001) with the same halvings.  The loss is the cross-entropy of
+the move played over all points (the net learns legality itself);
+accuracy is measured with illegal points masked (the LEGAL plane), as the
+engine plays.
+
+Every ``--eval-every`` steps (and at step 0 and the end) the validation
+positions (a fixed set from the cache's validation games, no symmetry) give
+loss and top-1/5/10 accuracy; ``OUT/last.pt`` is written (weights,
+optimizer, metadata), ``OUT/best.pt`` when top-1 improved, a line is added
+to ``OUT/metrics.jsonl`` and ``OUT/curves.png`` is redrawn (when
+matplotlib is installed).  ``--resume`` continues from ``OUT/last.pt``;
+the batches are a function of (seed, process rank, step), so a resumed run
+sees the batches an uninterrupted run would have seen.
+
+Devices: CUDA when available (bf16 autocast), else CPU.  Under ``torchrun``
+(``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` in the environment) the same command
+trains with DistributedDataParallel: ``--batch`` is the global batch, split
+evenly over the processes; rank 0 evaluates and writes the files.
+
+Errors (missing or empty data, unknown model, a run already in OUT without
+``--resume``) print ``error: ...`` naming the path or name and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from engine.features import FEATURE_VERSION, LEGAL, N_PLANES
+from nets import data as D
+from nets.checkpoint import load_checkpoint, save_checkpoint
+from nets.models import MODELS, count_parameters, model_config, model_from_config
+
+
+class TrainError(Exception):
+    """A user error: printed as ``error: ...``, exit status 2."""
+
+
+# --------------------------------------------------------------------------
+# arguments
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m nets.train",
+                                 description="Train the policy net on a game cache.")
+    ap.add_argument("--data", required=True, help="game cache (.npz) or a folder of SGF files")
+    ap.add_argument("--model", default=None,
+                    help=f"registry name ({', '.join(sorted(MODELS))}); default small6, "
+                         "or the checkpoint's with --resume")
+    ap.add_argument("--width", type=int, default=None, help="override the model's filters")
+    ap.add_argument("--layers", type=int, default=None, help="override the model's layers")
+    ap.add_argument("--out", required=True, help="run folder (checkpoints, metrics, plot)")
+    ap.add_argument("--steps", type=int, default=10000, help="total training steps")
+    ap.add_argument("--batch", type=int, default=128, help="global batch size")
+    ap.add_argument("--lr", type=float, default=None,
+                    help="learning rate on the batch-mean loss (default: sgd 0.001 x batch, "
+                         "adam 0.001)")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
+    ap.add_argument("--weight-decay", type=float, default=0.0)
+    ap.add_argument("--halve-at", default=None,
+                    help="comma-separated steps where the lr halves (default: steps/2, "
+                         "3*steps/4; 'none' for a constant lr)")
+    ap.add_argument("--eval-every", type=int, default=1000)
+    ap.add_argument("--checkpoint-every", type=int, default=None,
+                    help="also write last.pt every N steps (default: at evaluations only)")
+    ap.add_argument("--val-positions", type=int, default=4096)
+    ap.add_argument("--positions-per-game", type=int, default=8,
+                    help="positions taken from each replayed game")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="data loader processes (default: 0 on CPU, min(8, cores-1) on CUDA)")
+    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch CPU threads (default: torch's; 1 is often faster on a "
+                         "busy machine)")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model")
+    ap.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log-every", type=int, default=None,
+                    help="progress line every N steps (default: about every 10 s)")
+    return ap.parse_args(argv)
+
+
+def halve_points(spec: str | None, steps: int) -> list[int]:
+    if spec is None:
+        return sorted({steps // 2, (3 * steps) // 4} - {0})
+    if spec.strip().lower() in ("", "none"):
+        return []
+    try:
+        return sorted(int(x) for x in spec.split(",") if x.strip())
+    except ValueError:
+        raise TrainError(f"--halve-at must be comma-separated step numbers, got {spec!r}") from None
+
+
+def lr_at(step: int, base: float, halvings: list[int]) -> float:
+    """Learning rate of the step that follows ``step`` completed steps."""
+    return base * 0.5 ** sum(1 for h in halvings if step >= h)
+
+
+# --------------------------------------------------------------------------
+# distributed
+
+
+def distributed() -> tuple[int, int, int]:
+    """(rank, world size, local rank) from torchrun's environment."""
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        return (int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]),
+                int(os.environ.get("LOCAL_RANK", "0")))
+    return 0, 1, 0
+
+
+def pick_device(spec: str, local_rank: int) -> torch.device:
+    if spec == "auto":
+        spec = "cuda" if torch.cuda.is_available() else "cpu"
+    if spec == "cuda":
+        spec = f"cuda:{local_rank}"
+    dev = torch.device(spec)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise TrainError(f"device {spec} asked for but CUDA is not available")
+    return dev
+
+
+# --------------------------------------------------------------------------
+# progress, metrics, plot
+
+
+class Progress:
+    """tqdm when installed, else a line every few seconds."""
+
+    def __init__(self, total: int, start: int, enabled: bool, log_every: int | None):
+        self.total, self.enabled, self.log_every = total, enabled, log_every
+        self.bar = None
+        self.last = time.time()
+        if enabled:
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, initial=start, unit="step", dynamic_ncols=True)
+            except ImportError:
+                pass
+
+    def update(self, step: int, text) -> None:
+        """One step done; text() (called only when shown) describes it."""
+        if not self.enabled:
+            return
+        now = time.time()
+        if self.bar is not None:
+            self.bar.update(1)
+            if now - self.last >= 1:
+                self.last = now
+                self.bar.set_postfix_str(text(), refresh=False)
+            return
+        due = (step % self.log_every == 0) if self.log_every else (now - self.last >= 10)
+        if due or step == self.total:
+            self.last = now
+            print(f"step {step}/{self.total} {text()}", file=sys.stderr, flush=True)
+
+    def write(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.write(text)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def read_metrics(path: Path, upto: int | None = None) -> list[dict]:
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue            # a line cut short by a crash
+        if upto is None or row.get("step", 0) <= upto:
+            rows.append(row)
+    return rows
+
+
+def write_metrics(path: Path, rows: list[dict]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.replace(tmp, path)
+
+
+_warned_plot = False
+
+
+def plot_curves(rows: list[dict], path: Path) -> bool:
+    """Loss and accuracy curves as a PNG; False (with one message) when
+    matplotlib is missing."""
+    global _warned_plot
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        if not _warned_plot:
+            print(f"matplotlib is not installed: no plot {path} "
+                  f"(the numbers are in {path.with_name('metrics.jsonl')})", file=sys.stderr)
+            _warned_plot = True
+        return False
+    steps = [r["step"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    tr = [(r["step"], r["train_loss"]) for r in rows if r.get("train_loss") is not None]
+    if tr:
+        a.plot(*zip(*tr), label="train")
+    a.plot(steps, [r["val_loss"] for r in rows], label="validation")
+    a.set_xlabel("step")
+    a.set_ylabel("cross-entropy")
+    a.legend()
+    for k in ("top1", "top5", "top10"):
+        b.plot(steps, [r[k] for r in rows], label=k)
+    b.set_xlabel("step")
+    b.set_ylabel("validation accuracy")
+    b.set_ylim(0, 1)
+    b.legend()
+    fig.tight_layout()
+    tmp = path.with_name(".tmp-" + path.name)
+    fig.savefig(tmp, format="png", dpi=80)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return True
+
+
+# --------------------------------------------------------------------------
+# evaluation
+
+
+@torch.no_grad()
+def evaluate(model, val, device, autocast, batch: int = 256) -> dict:
+    """Loss (all points) and masked top-1/5/10 accuracy on fixed positions."""
+    x_all, y_all, c_all = val
+    was_training = model.training
+    model.eval()
+    n = len(y_all)
+    loss_sum, hits = 0.0, {1: 0, 5: 0, 10: 0}
+    for a in range(0, n, batch):
+        x = torch.from_numpy(x_all[a:a + batch]).to(device)
+        y = torch.from_numpy(y_all[a:a + batch]).to(device)
+        c = torch.from_numpy(c_all[a:a + batch]).to(device)
+        with autocast():
+            logits = model(x.float(), c)
+        logits = logits.float()
+        loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
+        legal = x[:, LEGAL].reshape(len(y), -1).bool()
+        masked = logits.masked_fill(~legal, float("-inf"))
+        top = masked.topk(10, dim=1).indices
+        match = top == y[:, None]
+        for k in hits:
+            hits[k] += int(match[:, :k].any(dim=1).sum())
+    model.train(was_training)
+    return {"val_loss": loss_sum / n, "top1": hits[1] / n, "top5": hits[5] / n,
+            "top10": hits[10] / n, "val_positions": n}
+
+
+# --------------------------------------------------------------------------
+# main
+
+
+def resolve_data(spec: str, out: Path, seed: int, is_main: bool) -> D.GameCache:
+    path = Path(spec)
+    if path.is_dir():
+        cache_path = out / "games.npz"
+        if not cache_path.exists():
+            if not is_main:
+                raise TrainError(f"{spec} is a folder: build a cache with "
+                                 f"'python -m nets.data build {spec} CACHE.npz' first")
+            D.find_sgf_files(path)           # a clear error for an empty folder
+            print(f"building a game cache of {spec} in {cache_path}", file=sys.stderr)
+            D.build_cache(path, cache_path, seed=seed)
+        return D.load_cache(cache_path)
+    if not path.exists():
+        raise TrainError(f"data file {spec} does not exist")
+    return D.load_cache(path)
+
+
+def train(args: argparse.Namespace) -> dict:
+    rank, world, local_rank = distributed()
+    is_main = rank == 0
+    if args.threads is not None:
+        torch.set_num_threads(max(1, args.threads))
+    device = pick_device(args.device, local_rank)
+    if world > 1:
+        import torch.distributed as dist
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    if args.batch < 1 or args.batch % world:
+        raise TrainError(f"--batch {args.batch} must be a positive multiple of the "
+                         f"{world} processes")
+    if args.steps < 0 or args.eval_every < 1:
+        raise TrainError("--steps must be >= 0 and --eval-every >= 1")
+    out = Path(args.out)
+    last = out / "last.pt"
+    if is_main:
+        out.mkdir(parents=True, exist_ok=True)
+
+    ck = None
+    if last.exists():
+        if not args.resume:
+            raise TrainError(f"{out} already holds a run ({last}): pass --resume to "
+                             f"continue it or choose another --out")
+        ck = load_checkpoint(last)
+    elif args.resume and is_main:
+        print(f"nothing to resume in {out}: starting a new run", file=sys.stderr)
+
+    # model
+    overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers))
+                 if v is not None}
+    if ck is not None:
+        config = ck.metadata["config"]
+        if args.model is not None and args.model != ck.metadata.get("model"):
+            raise TrainError(f"{last} is a {ck.metadata.get('model')!r} model, not "
+                             f"{args.model!r}")
+        if any(config.get(k) != v for k, v in overrides.items()):
+            raise TrainError(f"--width/--layers differ from the run in {last}")
+    else:
+        try:
+            config = model_config(args.model or "small6", **overrides)
+        except ValueError as e:
+            raise TrainError(str(e)) from None
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
+    model = model_from_config(config)
+    if ck is not None:
+        model.load_state_dict(ck.weights)
+    model.to(device)
+
+    # data (after the model: an unknown model name is reported first)
+    cache = resolve_data(args.data, out, args.seed, is_main)
+    train_games, val_games = cache.split()
+    if len(val_games) == 0:
+        if is_main:
+            print("warning: the cache has no validation games: validating on training "
+                  "games", file=sys.stderr)
+        val_games = train_games
+    if cache.positions(train_games) == 0:
+        raise TrainError(f"no training positions in {cache.path}")
+
+    # a resumed run keeps its learning rate and schedule unless told otherwise
+    state = ck.metadata.get("train_state", {}) if ck is not None else {}
+    if args.lr is not None:
+        base_lr = args.lr
+    elif "base_lr" in state:
+        base_lr = float(state["base_lr"])
+    else:
+        base_lr = 0.001 * args.batch if args.optimizer == "sgd" else 0.001
+    if args.halve_at is None and "halve_at" in state:
+        halvings = [int(h) for h in state["halve_at"]]
+    else:
+        halvings = halve_points(args.halve_at, args.steps)
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=base_lr, momentum=0.0,
+                              weight_decay=args.weight_decay)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=base_lr, weight_decay=args.weight_decay)
+    step = 0
+    if ck is not None:
+        step = int(state.get("step", ck.metadata.get("steps", 0)))
+        if state.get("optimizer") not in (None, args.optimizer):
+            raise TrainError(f"{last} was trained with {state.get('optimizer')}, "
+                             f"not {args.optimizer}")
+        if ck.optimizer is not None:
+            opt.load_state_dict(ck.optimizer)
+
+    net = model
+    if args.compile:
+        net = torch.compile(net)
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        net = DDP(net, device_ids=[device.index] if device.type == "cuda" else None)
+
+    cuda = device.type == "cuda"
+
+    def autocast():
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda)
+
+    workers = args.workers if args.workers is not None else (
+        min(8, max(0, (os.cpu_count() or 1) - 1)) if cuda else 0)
+    per_rank = args.batch // world
+    dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
+                                positions_per_game=args.positions_per_game, seed=args.seed,
+                                stream=rank)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers,
+                                         pin_memory=cuda)
+    val = D.fixed_positions(cache, val_games, args.val_positions) if is_main else None
+
+    metrics_path = out / "metrics.jsonl"
+    rows = read_metrics(metrics_path, upto=step) if is_main else []
+    best = max((r["top1"] for r in rows), default=-1.0)
+    data_summary = {
+        "cache": str(cache.path), "data_dir": cache.summary.get("data_dir"),
+        "games": cache.n_games, "train_games": int(len(train_games)),
+        "val_games": int(len(val_games)), "train_positions": cache.positions(train_games),
+        "sources": cache.summary.get("sources"), "skipped": cache.summary.get("skipped"),
+    }
+
+    def save(path: Path, result: dict | None) -> None:
+        meta = {
+            "board_sizes": [cache.size],
+            "data": data_summary,
+            "steps": step,
+            "positions_seen": step * args.batch,
+            "train_state": {"step": step, "seed": args.seed, "optimizer": args.optimizer,
+                            "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
+                            "world_size": world, "positions_per_game": args.positions_per_game},
+        }
+        if result is not None:
+            meta["accuracy"] = {k: result[k] for k in ("top1", "top5", "top10", "val_loss",
+                                                        "val_positions")}
+            meta["accuracy"]["step"] = result["step"]
+        save_checkpoint(path, model, metadata=meta, optimizer=opt if path == last else None)
+
+    def checkpoint_and_log(result: dict | None) -> None:
+        nonlocal best
+        if result is not None:
+            rows.append(result)
+            write_metrics(metrics_path, rows)
+            plot_curves(rows, out / "curves.png")
+        save(last, result or (rows[-1] if rows else None))
+        if result is not None and result["top1"] > best:
+            best = result["top1"]
+            save(out / "best.pt", result)
+
+    progress = Progress(args.steps, step, is_main, args.log_every)
+    if is_main:
+        progress.write(
+            f"{config['name']}: {count_parameters(model):,} parameters, device {device}, "
+            f"{world} process(es), {workers} loader worker(s); {len(train_games)} training / "
+            f"{len(val_games)} validation games, {len(val[1])} validation positions; "
+            f"{args.optimizer} lr {base_lr:g}, halved at {halvings or 'never'}; "
+            f"features v{FEATURE_VERSION} ({N_PLANES} planes)")
+
+    def run_eval(train_loss):
+        result = evaluate(model, val, device, autocast)
+        result.update(step=step, train_loss=train_loss, lr=lr_at(step, base_lr, halvings),
+                      seconds=round(time.time() - t_start, 1))
+        progress.write(f"step {step}: val loss {result['val_loss']:.4f} top1 "
+                       f"{result['top1']:.4f} top5 {result['top5']:.4f} top10 "
+                       f"{result['top10']:.4f}" + (f", train loss {train_loss:.4f}"
+                                                   if train_loss is not None else ""))
+        return result
+
+    t_start = time.time()
+    if is_main and step == 0 and not rows:
+        checkpoint_and_log(run_eval(None))
+    if world > 1:
+        torch.distributed.barrier()
+
+    net.train()
+    loss_sum = torch.zeros((), device=device)
+    loss_n = 0
+    window_t, window_steps = time.time(), 0
+    it = iter(loader)
+    while step < args.steps:
+        x, y, c = next(it)
+        x = x.to(device, non_blocking=True).float()
+        y = y.to(device, non_blocking=True)
+        c = c.to(device, non_blocking=True)
+        lr = lr_at(step, base_lr, halvings)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        with autocast():
+            logits = net(x, c)
+        loss = F.cross_entropy(logits.float(), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        loss_sum += loss.detach()
+        loss_n += 1
+        window_steps += 1
+        now = time.time()
+        speed = window_steps * args.batch / max(now - window_t, 1e-9)
+        if now - window_t >= 10:
+            window_t, window_steps = now, 0
+        progress.update(step, lambda: f"loss {loss.item():.4f} lr {lr:.4g} {speed:.0f} pos/s")
+        evaluate_now = step % args.eval_every == 0 or step == args.steps
+        if evaluate_now or (args.checkpoint_every and step % args.checkpoint_every == 0):
+            train_loss = None
+            if loss_n:
+                t = loss_sum.clone()
+                if world > 1:
+                    torch.distributed.all_reduce(t)
+                    t /= world
+                train_loss = float(t) / loss_n
+                if not math.isfinite(train_loss):
+                    raise TrainError(f"the loss diverged ({train_loss}) before step {step}: "
+                                     f"lower --lr")
+            if is_main:
+                checkpoint_and_log(run_eval(train_loss) if evaluate_now else None)
+            if evaluate_now:
+                loss_sum.zero_()
+                loss_n = 0
+            if world > 1:
+                torch.distributed.barrier()
+    progress.close()
+    del it
+    if world > 1:
+        torch.distributed.destroy_process_group()
+    elapsed = time.time() - t_start
+    return {"step": step, "rows": rows, "seconds": elapsed}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        result = train(args)
+    except (TrainError, D.DataError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: resume with --resume", file=sys.stderr)
+        return 130
+    rows = result["rows"]
+    if rows and distributed()[0] == 0:
+        r = rows[-1]
+        print(f"done: step {result['step']}, val top1 {r['top1']:.4f} top5 {r['top5']:.4f} "
+              f"top10 {r['top10']:.4f}, {args.out}/best.pt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

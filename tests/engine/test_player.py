@@ -1,0 +1,241 @@
+"""Tests for the engine as a GTP player (engine/player.py): the end of the
+game (final_status_list, final_score, passing, kgs-genmove_cleanup) and
+resignation, on small finished or hopeless 9x9 positions.
+
+Positions are set up the way a controller replays a game: ``play`` commands
+for every stone, in any colour order (GTP allows it), so the game record is
+as long as the number of stones.  Vertices are the player's (col, row)
+tuples, row 0 at the bottom.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.board import BLACK, COLOR, WHITE, area_score
+from engine.config import EngineConfig
+from engine.game import format_score
+from engine.player import Player
+
+# A finished 9x9 game: columns A-D black (D the wall), E-J white (E the
+# wall); both sides' areas are split by walls into small regions (many eyes,
+# nothing left to play).  B6 is a lone white stone in black's 9-point region
+# A5-C7, H6 a lone black stone in white's 12-point region F5-J7: both dead.
+# Count with them removed: black A-D = 36, white E-J = 45, so W+9 on the
+# board and W+16.5 with komi 7.5.
+FINISHED = """
+    . . . X O . . . .
+    X X X X O O O O O
+    . . . X O . . . .
+    . O . X O . . X .
+    . . . X O . . . .
+    X X X X O O O O O
+    . . . X O . . . .
+    X X X X O O O O O
+    . . . X O . . . .
+"""
+B6, H6 = (1, 5), (7, 5)
+
+# The same stones with the territories left open (no inner walls): just as
+# finished for a human, but see test_dead_stones_in_open_territories.
+FINISHED_OPEN = """
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . O . X O . . X .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+"""
+B5, H5 = (1, 4), (7, 4)
+
+# Black: A-B (18 points, alive with five eyes); white: C-J (63), in
+# one-line strips where black cannot live.  W+45 on the board, hopeless for
+# black.
+HOPELESS = """
+    . X O . . . . . .
+    X X O O O O O O O
+    . X O . . . . . .
+    X X O O O O O O O
+    . X O . . . . . .
+    X X O O O O O O O
+    . X O . . . . . .
+    X X O O O O O O O
+    . X O . . . . . .
+"""
+
+
+def stones(diagram: str, swap: bool = False) -> list[tuple[str, tuple[int, int]]]:
+    rows = [line.split() for line in diagram.strip().splitlines() if line.strip()]
+    size = len(rows)
+    out = []
+    for i, row in enumerate(rows):
+        for col, ch in enumerate(row):
+            if ch in "XO":
+                color = "b" if (ch == "X") != swap else "w"
+                out.append((color, (col, size - 1 - i)))
+    return out
+
+
+def player_with(diagram: str, swap: bool = False, **config) -> Player:
+    cfg = EngineConfig(**{"board_size": 9, "komi": 7.5, "seed": 1, "rollouts": 3000, **config})
+    player = Player(cfg)
+    for color, v in stones(diagram, swap):
+        player.play(color, v)
+    return player
+
+
+def all_stones(player: Player) -> set[tuple[int, int]]:
+    board = player.game.board
+    return {board.coords(p) for p in board.points() if board.color(p) in (BLACK, WHITE)}
+
+
+# --------------------------------------------------------------------------
+# final_status_list / final_score
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lone_stones_in_enemy_territory_are_dead(seed):
+    """9x9 FINISHED position: B6 and H6 are listed dead, every wall stone
+    alive, none in seki; the three lists partition the stones."""
+    player = player_with(FINISHED, seed=seed)
+    dead = set(player.final_status_list("dead"))
+    alive = set(player.final_status_list("alive"))
+    seki = set(player.final_status_list("seki"))
+    assert dead == {B6, H6}
+    assert seki == set()
+    assert alive == all_stones(player) - {B6, H6}
+    assert not (dead & alive)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_final_score_counts_dead_stones_for_the_capturer(seed):
+    """final_score is W+16.5: H6's point and its region count for white,
+    B6's for black (36 - 45 - 7.5), not the raw board count, where
+    the dead stones would make both big territories neutral."""
+    player = player_with(FINISHED, seed=seed)
+    assert player.final_score() == "W+16.5"
+    # the raw Tromp-Taylor count of the board would be very different
+    assert format_score(player.game.board.score(7.5)) != "W+16.5"
+
+
+def test_final_score_agrees_with_final_status_list():
+    """Removing exactly the stones final_status_list calls dead (giving
+    their points to the other colour) and counting the area gives the
+    final_score."""
+    player = player_with(FINISHED, seed=4)
+    dead = player.final_status_list("dead")
+    board = player.game.board.copy()
+    for v in dead:
+        p = board.point(*v)
+        board.b[COLOR, p] = 3 - board.b[COLOR, p]
+    black, white = area_score(board.b, board.s)
+    assert format_score(black - white - player.game.komi) == player.final_score()
+
+
+def test_final_status_list_rejects_unknown_status():
+    player = player_with(FINISHED)
+    with pytest.raises(ValueError):
+        player.final_status_list("unknown")
+
+
+# --------------------------------------------------------------------------
+# passing and cleanup
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pass_answers_pass_when_winning_on_the_count(seed):
+    """FINISHED, black passes, white (W+16.5 with the dead stones removed)
+    answers pass.  The colour-swapped position, white passes, black answers
+    pass (black then wins by 9 - 7.5 = 1.5: komi 7.5 is given to white, the
+    swapped stones give black 45 against 36)."""
+    player = player_with(FINISHED, seed=seed)
+    player.play("b", None)
+    assert player.genmove("w") is None
+    assert player.game.is_over()
+    swapped = player_with(FINISHED, swap=True, seed=seed)
+    swapped.play("w", None)
+    assert swapped.genmove("b") is None
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cleanup_captures_dead_stones_instead_of_passing(seed):
+    """kgs-genmove_cleanup in FINISHED, black passing throughout: white
+    does not pass while the dead black stone H6 is on the board, and
+    captures it within 16 moves.  (White's own dead B6 does not count.)"""
+    player = player_with(FINISHED, seed=seed)
+    h6 = player.game.board.point(*H6)
+    for _ in range(16):
+        player.play("b", None)
+        if player.game.board.color(h6) != BLACK:
+            break
+        move = player.genmove("w", cleanup=True)
+        assert move is not None and move != "resign", "passed with a dead black stone on the board"
+    assert player.game.board.color(h6) != BLACK, "H6 still on the board after 16 moves"
+
+
+def test_cleanup_does_not_keep_playing_without_dead_opponent_stones():
+    """Without dead black stones left (FINISHED minus H6), cleanup mode
+    behaves like genmove: after black's pass white passes (it wins)."""
+    diagram = FINISHED.replace("X .\n", ". .\n", 1)
+    assert diagram.count("X") == FINISHED.count("X") - 1
+    player = player_with(diagram, seed=5)
+    player.play("b", None)
+    assert player.genmove("w", cleanup=True) is None
+
+
+# --------------------------------------------------------------------------
+# resignation
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_resigns_a_hopeless_game(seed):
+    """HOPELESS (black 18 points against 63), black to play, resign
+    threshold 0.1: genmove answers resign and plays nothing."""
+    player = player_with(HOPELESS, seed=seed, resign=0.1)
+    moves_before = len(player.game.moves)
+    assert player.genmove("b") == "resign"
+    assert len(player.game.moves) == moves_before
+    assert player.last_result is not None and player.last_result.winrate < 0.1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_never_resigns_with_threshold_zero(seed):
+    """The same position with resign=0: a move or a pass, never resign,
+    over three moves of black (white answering by passing)."""
+    player = player_with(HOPELESS, seed=seed, resign=0.0)
+    for _ in range(3):
+        move = player.genmove("b")
+        assert move != "resign"
+        if player.game.is_over():
+            break
+        player.play("w", None)
+        if player.game.is_over():
+            break
+
+
+def test_no_resignation_in_the_opening():
+    """The resign rule waits for more moves than the board size: a
+    hopeless-looking position set up with few moves is played on."""
+    player = Player(EngineConfig(board_size=9, komi=60.5, seed=1, rollouts=2000, resign=0.1))
+    player.play("b", (4, 4))
+    move = player.genmove("w")       # white wins anything with komi 60.5
+    assert move != "resign"
+    assert player.genmove("b") != "resign"   # black hopeless, but only 2 moves played
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "engine weakness: final_status_list/final_score take dead stones from playout "
+    "ownership (3,000 simulations), and the light playouts do not hold large open "
+    "territories: in FINISHED_OPEN the walls D/E are owned only ~+-0.7, the lone "
+    "H5/B5 stones ~0.0 (they live in about half the playouts), so no stone is "
+    "listed dead and final_score answers W+7.5 (the raw count, both territories "
+    "neutral) instead of W+16.5"))
+def test_dead_stones_in_open_territories():
+    """FINISHED_OPEN: the same count as FINISHED (W+16.5), the lone stones
+    B5 and H5 in three and four empty columns of the opponent's area."""
+    player = player_with(FINISHED_OPEN, seed=1)
+    assert set(player.final_status_list("dead")) == {B5, H5}
+    assert player.final_score() == "W+16.5"

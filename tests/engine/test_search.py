@@ -1,0 +1,459 @@
+"""Tests for the UCT+RAVE tree search (engine/search.py), null setup (no
+network: heuristic priors and the 3x3-pattern playouts only).
+
+The tactical tests run the search from a fixed position over 20 seeds,
+``Search(SearchConfig(), gammas, threads=1, seed=k)`` for k = 1..20, with a
+stated simulation budget, and require the right move in at least 19 of the 20
+runs (95 %).  Every position is small and *settled*: each group is either
+clearly alive with its territory walled off, or it lives or dies by the one
+fight the test is about, so that the area count (Tromp-Taylor, the komi
+given) of both outcomes can be done by hand in the docstring.  The komi is
+chosen so that the right move wins and every other move loses.
+
+Diagrams are top row first; vertices are GTP's (column letters without I,
+row 1 at the bottom).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+
+from engine.board import BLACK, EMPTY, PASS, WHITE, Board
+from engine.config import SearchConfig
+from engine.patterns import load_gammas
+from engine.search import Search, position_key
+from engine.tree import F_VISITS, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT
+
+LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+SEEDS = range(1, 21)
+REQUIRED = 19          # of 20 seeds: 95 %
+
+
+@pytest.fixture(scope="module")
+def gammas():
+    return load_gammas()
+
+
+def vertex(board: Board, v: str) -> int:
+    """GTP vertex ("C3", "pass") -> padded point of ``board``."""
+    if v.lower() == "pass":
+        return PASS
+    col = LETTERS.index(v[0].upper())
+    row = int(v[1:]) - 1
+    assert 0 <= col < board.size and 0 <= row < board.size, v
+    return board.point(col, row)
+
+
+def name(board: Board, p: int) -> str:
+    if p == PASS:
+        return "pass"
+    col, row = board.coords(p)
+    return f"{LETTERS[col]}{row + 1}"
+
+
+def choices(gammas, diagram: str, to_move: int, komi: float, sims: int) -> Counter:
+    """The move the search picks from ``diagram`` for each of the 20 seeds."""
+    picked = Counter()
+    for k in SEEDS:
+        board = Board.from_ascii(diagram, to_move)
+        result = Search(SearchConfig(), gammas, threads=1, seed=k).run(board, komi, max_sims=sims)
+        picked[name(board, result.move)] += 1
+    return picked
+
+
+def assert_mostly(picked: Counter, move: str) -> None:
+    assert picked[move] >= REQUIRED, f"wanted {move} in {REQUIRED}/20 seeds, got {dict(picked)}"
+
+
+# --------------------------------------------------------------------------
+# tactics
+
+
+CAPTURE_9x9 = """
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    X . . X O . . . .
+    O X . X O . . . .
+    . . . X O . . . .
+    . . . X . O O O O
+    . . . X O X X X O
+    . . . X O X . . O
+"""
+
+
+def test_capture_of_the_cutting_stones_decides_the_game(gammas):
+    """9x9, black to play, komi 0.5, 3,000 simulations, >= 19/20 seeds: E3.
+
+    The white cutters E1-E2 are in atari (their only liberty is E3).  Black's
+    four stones F1 F2 G2 H2 have only the two-point eye G1-H1, so they live
+    only by capturing the cutters.  Columns A-D are black's, the white wall
+    E4-E9 / F3-J3 with everything to its right white's.
+
+    * Black E3 captures two: black owns A-D (36) + E1-E3 (3) + F1 F2 G1 G2 H1
+      H2 (6) = 45, white the other 36: B+8.5.
+    * Anything else (the decoy A4, which captures the lone white A5 stone
+      inside black's area, included): white E3 connects out, black's four
+      stones die and white owns E1-J9 = 45 against black's 36: W+9.5.
+    """
+    assert_mostly(choices(gammas, CAPTURE_9x9, BLACK, 0.5, 3000), "E3")
+
+
+CONNECT_7x7 = """
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O O O O
+    . . X . X X O
+    . . X O . X O
+"""
+
+
+def test_chain_escapes_to_the_side_of_its_friends(gammas):
+    """7x7, black to play, komi 0.5, 2,000 simulations, >= 19/20 seeds: D2.
+
+    Black's chain E2 F2 F1 has two liberties, D2 and E1, inside white's
+    corner.  D2 connects it to black's wall on column C (and leaves the white
+    D1 stone with the single liberty E1, dead); E1 runs the wrong way: the
+    chain is then in atari at D2 and white captures four stones there.
+
+    * Black D2: black owns A-C (21) + D1 D2 E1 E2 F1 F2 = 27, white 22: B+4.5.
+    * Black E1 or any other move: white D2 captures (or ataris with no
+      escape: black E1 would be suicide), white owns D1-G7 = 28 against
+      black's 21: W+7.5.
+    """
+    assert_mostly(choices(gammas, CONNECT_7x7, BLACK, 0.5, 2000), "D2")
+
+
+ATARI_7x7 = """
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X X O O O
+    . . X O X X O
+    . . X . . X O
+"""
+
+
+def test_chain_in_atari_gets_out_by_capturing_not_by_extending(gammas):
+    """7x7, black to play, komi 0.5, 2,000 simulations, >= 19/20 seeds: D1.
+
+    Black's chain E2 F2 F1 is in atari (liberty E1).  Extending at E1 runs
+    into the corner and leaves the chain in atari at D1, where white
+    captures four stones.  The way out is on the other side: D1 captures
+    the white D2 stone (also in atari) and the chain has the two eyes D2
+    and E1 shared with black's wall, which white can fill neither of.
+
+    * Black D1: black owns A-C (21) + D1 D2 D3 E1 E2 F1 F2 = 28, white 21:
+      B+6.5.
+    * Black E1: white D1 takes four, black 22 - white 27: W+5.5.
+    * Anything else: white E1 takes three, black D1 then takes D2; white
+      keeps E1 E2 F1 F2: black 24 - white 25: W+1.5.
+    """
+    assert_mostly(choices(gammas, ATARI_7x7, BLACK, 0.5, 2000), "D1")
+
+
+KILL_7x7 = """
+    . . . X O . .
+    . . . X O . .
+    . . . X O . .
+    . . . X O O .
+    X X X X X O .
+    O O O O X O .
+    . . . O X O .
+"""
+
+
+def test_vital_point_kills_the_straight_three_in_the_corner(gammas):
+    """7x7, black to play, komi 5.5, 2,000 simulations, >= 19/20 seeds: B1.
+
+    White's corner group A2 B2 C2 D2 D1 has the straight three A1 B1 C1 as
+    its only eye space (its only liberties).  Black B1, the vital point,
+    leaves one eye at most: white A1 or C1 is answered by capturing.  Any
+    other black move lets white play B1 with two eyes.  Black's group (the
+    wall and A4-C7) and white's right side (E4-G7 and F1-G3) are alive.
+
+    * Black B1: black owns A1-C7 + D1-D7 + E1-E3 = 31, white 18: B+7.5.
+    * Anything else: white keeps its 8 corner points: black 23, white 26:
+      W+8.5.
+    """
+    assert_mostly(choices(gammas, KILL_7x7, BLACK, 5.5, 2000), "B1")
+
+
+def test_tactical_positions_are_decisive_for_either_side(gammas):
+    """With white to play the same fights decide the game, and white plays
+    the key point (in ATARI_7x7 white's key move is the capture E1): a
+    consistency check of the diagrams, 2,000 simulations, seed 1."""
+    for diagram, komi, key in ((CAPTURE_9x9, 0.5, "E3"), (CONNECT_7x7, 0.5, "D2"),
+                               (ATARI_7x7, 0.5, "E1"), (KILL_7x7, 5.5, "B1")):
+        board = Board.from_ascii(diagram, WHITE)
+        result = Search(SearchConfig(), gammas, threads=1, seed=1).run(board, komi, max_sims=2000)
+        assert name(board, result.move) == key
+        assert result.winrate > 0.5
+
+
+# --------------------------------------------------------------------------
+# the result
+
+
+def _positions():
+    yield Board(9)
+    yield Board.from_ascii(CAPTURE_9x9, BLACK)
+    yield Board.from_ascii(KILL_7x7, WHITE)
+    board = Board(7)
+    for v in ("D4", "C3", "E3", "D3", "C4", "E4", "pass", "B3"):
+        board.play(vertex(board, v))
+    yield board                       # white to move after a black pass
+
+
+def test_candidates_are_distinct_legal_moves(gammas):
+    """Every candidate is a legal move (or pass) for the player to move,
+    none twice; the chosen move is the most visited candidate."""
+    for board in _positions():
+        result = Search(SearchConfig(), gammas, threads=2, seed=3).run(board, 7.5, max_sims=1500)
+        moves = [c.move for c in result.candidates]
+        assert moves, "no candidates"
+        assert len(set(moves)) == len(moves)
+        for m in moves:
+            assert board.is_legal(m, board.to_move), name(board, m)
+            if m != PASS:
+                assert board.color(m) == EMPTY
+        assert result.move == result.candidates[0].move
+        assert result.candidates[0].visits == max(c.visits for c in result.candidates)
+        assert 0.0 <= result.winrate <= 1.0
+        # each candidate's principal variation starts with its own move
+        assert all(c.pv[0] == c.move for c in result.candidates)
+
+
+SEND_TWO_7x7 = """
+    . . . O O O .
+    . . . O . O X
+    . . . O O X .
+    O O O O X X X
+    X X X X X . .
+    . . . . X . .
+    . . . . X . .
+"""
+
+
+def _send_two_return_one() -> Board:
+    """Send two, return one.  From the diagram (black to play) black G7 puts
+    G6-G7 in atari (sends two), white G5 takes them; now the white G5 stone
+    is in atari and black's natural recapture G6 (returning one) would
+    recreate the diagram's position exactly: forbidden by positional superko,
+    not by the simple ko rule (G6 would have two liberties).  Black to play."""
+    board = Board.from_ascii(SEND_TWO_7x7, BLACK)
+    board.play(vertex(board, "G7"), BLACK)
+    assert board.play(vertex(board, "G5"), WHITE) == 2
+    return board
+
+
+def test_superko_recapture_is_never_chosen(gammas):
+    """Send-two-return-one, komi 1.5, 2,000 simulations, 20 seeds.
+
+    The recapture at G6 is the only move that wins: it restores the
+    diagram, where black keeps at least G5 and G6 (white G7 is answered by
+    G5: black 27, white 22); without it white connects at G6 and owns G5-G7,
+    winning by half a point (black 25, white 24).  With the game's history it is a
+    superko violation: it must never be a root candidate nor the move.
+    The same position without the history (where G6 is legal) shows that it
+    is the search's choice, i.e. that the exclusion is what keeps it out."""
+    board = _send_two_return_one()
+    g6 = vertex(board, "G6")
+    assert board.legality(g6, BLACK) == "superko"
+    assert board.ko == PASS           # not a simple ko
+    for k in SEEDS:
+        result = Search(SearchConfig(), gammas, threads=1, seed=k).run(board.copy(), 1.5,
+                                                                      max_sims=2000)
+        assert result.move != g6
+        assert g6 not in [c.move for c in result.candidates]
+    fresh = board.copy()
+    fresh.history = [fresh.hash]
+    picked = Counter()
+    for k in SEEDS:
+        result = Search(SearchConfig(), gammas, threads=1, seed=k).run(fresh, 1.5, max_sims=2000)
+        picked[name(fresh, result.move)] += 1
+    assert_mostly(picked, "G6")
+
+
+def test_superko_move_kept_from_a_reused_tree_is_pruned(gammas):
+    """The tree searched with white to move (before G5) has black's G6 as a
+    legal reply below white's G5.  After ``advance(G5)`` that subtree is kept
+    and its root has a G6 child; the next run must not offer it."""
+    board = Board.from_ascii(SEND_TWO_7x7, BLACK)
+    board.play(vertex(board, "G7"), BLACK)
+    search = Search(SearchConfig(), gammas, threads=1, seed=5)
+    first = search.run(board, 1.5, max_sims=3000)
+    g5 = vertex(board, "G5")
+    assert first.move == g5
+    board.play(g5, WHITE)
+    search.advance(g5, board)
+    g6 = vertex(board, "G6")
+    assert search.tree.child_with_move(ROOT, g6) != NO_NODE, "the kept root should know G6"
+    result = search.run(board, 1.5, max_sims=1000)
+    assert result.move != g6
+    assert g6 not in [c.move for c in result.candidates]
+
+
+# --------------------------------------------------------------------------
+# stopping
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_max_sims_stops_near_the_count(gammas, threads):
+    """max_sims=3000 on the empty 9x9 board: never more than the count plus
+    what the threads have in flight (a batch each, plus a poll interval);
+    fewer only when the early stop is justified, i.e. the most visited move
+    leads the second by more than the simulations left."""
+    cfg = SearchConfig()
+    for seed in (1, 2, 3):
+        search = Search(cfg, gammas, threads=threads, seed=seed)
+        result = search.run(Board(9), 7.5, max_sims=3000)
+        assert result.sims <= 3000 + threads * cfg.batch + 100
+        if threads == 1:   # the last batch is cut to the budget
+            assert result.sims <= 3000
+        if result.sims < 3000:
+            visits = sorted((c.visits for c in result.candidates), reverse=True)
+            assert visits[0] - visits[1] > 3000 - result.sims
+        if threads == 1:   # with more, racing updates of the root's count are tolerated
+            assert result.sims == int(search.tree.tf[F_VISITS, ROOT])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_seconds_stops_near_the_time(gammas, threads):
+    """seconds=0.8, no simulation limit, on the empty 9x9 board: the run
+    ends within 0.25 s after the deadline (wall clock measured here too) and
+    does not end much before it unless the result was decided."""
+    search = Search(SearchConfig(), gammas, threads=threads, seed=11)
+    started = time.perf_counter()
+    result = search.run(Board(9), 7.5, seconds=0.8)
+    wall = time.perf_counter() - started
+    assert result.seconds <= 0.8 + 0.25
+    assert wall <= 0.8 + 0.35
+    assert result.sims > 100
+    if result.seconds < 0.6:
+        visits = sorted((c.visits for c in result.candidates), reverse=True)
+        rate = result.sims / result.seconds
+        assert visits[0] - visits[1] > rate * (0.8 - result.seconds) * 0.5
+
+
+def test_decided_position_may_stop_early_but_never_overshoots(gammas):
+    """In the 9x9 capture position E3 takes almost every simulation, so the
+    early stop may end a 20,000-simulation run well before the count."""
+    search = Search(SearchConfig(), gammas, threads=1, seed=1)
+    board = Board.from_ascii(CAPTURE_9x9, BLACK)
+    result = search.run(board, 0.5, max_sims=20_000)
+    assert name(board, result.move) == "E3"
+    assert result.sims <= 20_000 + 100
+
+
+# --------------------------------------------------------------------------
+# tree reuse
+
+
+def _play_on(search: Search, board: Board, move: int) -> None:
+    board.play(move)
+    search.advance(move, board)
+
+
+def test_tree_is_kept_after_our_move_and_the_reply(gammas):
+    """Search, play the chosen move, then the opponent's most expected reply
+    (the principal variation's second move): the tree comes into the next
+    run non-empty, rooted at the new position, and the run adds to it."""
+    board = Board(9)
+    for v in ("E5", "C4", "G4"):
+        board.play(vertex(board, v))
+    search = Search(SearchConfig(), gammas, threads=1, seed=2)
+    result = search.run(board, 7.5, max_sims=4000)
+    best = result.candidates[0]
+    assert len(best.pv) >= 2
+    ours, reply = best.pv[0], best.pv[1]
+    _play_on(search, board, ours)
+    assert search.tree.used > 1
+    _play_on(search, board, reply)
+    tree = search.tree
+    kept_visits = float(tree.tf[F_VISITS, ROOT])
+    assert tree.used > 1
+    assert kept_visits > 0
+    assert search.root_key == position_key(board)
+    kids = tree.children(ROOT)
+    assert len(kids) > 0
+    for i in kids:
+        m = int(tree.ti[T_MOVE, i])
+        assert board.is_legal(m, board.to_move)
+        assert tree.ti[T_PARENT, i] == ROOT
+    nxt = search.run(board, 7.5, max_sims=1000)
+    assert nxt.sims > 0
+    assert float(search.tree.tf[F_VISITS, ROOT]) >= kept_visits + nxt.sims - 1
+    assert board.is_legal(nxt.move, board.to_move)
+
+
+def test_clear_and_other_positions_reset_the_tree(gammas):
+    """clear() leaves a bare root and forgets the position; a run on a
+    position other than the kept root starts from a fresh tree."""
+    board = Board(9)
+    search = Search(SearchConfig(), gammas, threads=1, seed=4)
+    search.run(board, 7.5, max_sims=2000)
+    assert search.tree.used > 1
+    search.clear()
+    assert search.tree.used == 1
+    assert search.tree.tf[F_VISITS, ROOT] == 0
+    assert search.tree.ti[T_NCHILD, ROOT] == 0
+    assert search.root_key is None
+    # advance after clear() has nothing to keep
+    board.play(vertex(board, "E5"))
+    search.advance(vertex(board, "E5"), board)
+    assert search.tree.used == 1 and search.root_key is None
+    # a run on a position other than the kept root drops the tree
+    search.run(board, 7.5, max_sims=500)
+    other = Board(9)
+    other.play(vertex(other, "C3"))
+    r = search.run(other, 7.5, max_sims=300)
+    assert float(search.tree.tf[F_VISITS, ROOT]) == r.sims
+
+
+def _structure_problems(tree) -> list[str]:
+    """Children blocks inside [0, used), parent pointers, no duplicate
+    moves, over the tree reachable from the root."""
+    ti = tree.ti
+    problems = []
+    stack = [ROOT]
+    while stack and len(problems) < 10:
+        node = stack.pop()
+        n, first = int(ti[T_NCHILD, node]), int(ti[T_FIRST, node])
+        if n == 0:
+            continue
+        if not (0 < first and first + n <= tree.used):
+            problems.append(f"node {node}: block {first}+{n} outside [0, {tree.used})")
+            continue
+        moves = ti[T_MOVE, first:first + n]
+        if len(set(moves.tolist())) != n:
+            problems.append(f"node {node}: a move twice among its children")
+        for k in range(first, first + n):
+            if ti[T_PARENT, k] != node:
+                problems.append(f"node {k}: parent {ti[T_PARENT, k]}, expected {node}")
+                break
+            stack.append(k)
+    return problems
+
+
+def test_reused_tree_stays_consistent_over_a_short_game(gammas):
+    """Regression for the per-thread allocation arenas after tree reuse.
+
+    One thread, 9x9: search 3,000 simulations, play the move and advance,
+    ten times.  After every run the reachable tree must be sound (children
+    blocks inside [0, used), parent pointers, no move twice) and the root's
+    children legal moves."""
+    board = Board(9)
+    search = Search(SearchConfig(), gammas, threads=1, seed=1)
+    for _ in range(10):
+        result = search.run(board, 7.5, max_sims=3000)
+        assert _structure_problems(search.tree) == []
+        for i in search.tree.children(ROOT):
+            assert board.is_legal(int(search.tree.ti[T_MOVE, i]), board.to_move)
+        _play_on(search, board, result.move)

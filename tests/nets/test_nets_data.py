@@ -1,0 +1,267 @@
+"""nets.data: metadata parsing, the cache builder, symmetries and the
+position sampler (equivariance of planes and targets)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.board import BLACK, PASS, WHITE, Board
+from engine.features import LEGAL, EMPTY_PT, RANK_1D, planes
+from nets import data as D
+from nets_helpers import first_real_sgfs, make_sgf_dir, random_game, write_sgf
+
+# --------------------------------------------------------------------------
+# metadata
+
+
+@pytest.mark.parametrize("text, rank", [
+    ("7d", 7), ("7D", 7), (" 3 dan ", 3), ("9段", 9), ("5단", 5), ("12d", 9), ("0d", 1),
+    ("1p", 9), ("P7段", 9), ("pro", 9), ("3k", 1), ("18级", 1), ("2d?", 2),
+    ("", None), (None, None), ("?", None), ("abc", None)])
+def test_parse_rank(text, rank) -> None:
+    assert D.parse_rank(text) == rank
+
+
+def test_root_ranks_utf8_and_root_only() -> None:
+    data = ("(;GM[1]SZ[19]PB[x\\]y]BR[9段]WR[P7段]C[WR[1d];B[aa]]\n;B[pd]BR[1d];W[dd])"
+            ).encode("utf-8")
+    assert D.root_ranks(data) == ("9段", "P7段")
+    assert D.root_ranks(b"(;GM[1]SZ[19];B[aa])") == ("", "")
+
+
+@pytest.mark.parametrize("km, komi", [(650, 6.5), (750, 7.5), (375, 7.5), (0, 0.0),
+                                      (6.5, 6.5), (0.5, 0.5), (-20, -20.0)])
+def test_normalise_komi(km, komi) -> None:
+    assert D.normalise_komi(km) == komi
+
+
+# --------------------------------------------------------------------------
+# symmetries
+
+
+def test_symmetry_tables_match_numpy() -> None:
+    n = 5
+    a = np.arange(n * n).reshape(n, n)
+    got = {D.apply_symmetry(t, a).tobytes() for t in range(8)}
+    want = {x.tobytes() for x in (a, np.rot90(a), np.rot90(a, 2), np.rot90(a, 3),
+                                  a[:, ::-1], a[::-1, :], a.T, np.rot90(a, 2).T)}
+    assert got == want
+    gather, scatter = D.symmetry_tables(n)
+    for t in range(8):
+        assert np.array_equal(a.reshape(-1)[gather[t]], D.apply_symmetry(t, a).reshape(-1))
+        # scatter: where a point goes
+        for p in range(n * n):
+            i, j = divmod(int(scatter[t, p]), n)
+            assert D.apply_symmetry(t, a)[i, j] == p
+        assert scatter[t, n * n] == n * n   # pass stays pass
+
+
+def _transform_coords(t: int, v, size: int):
+    """(col, row) after symmetry t, through the point-index tables."""
+    if v is None:
+        return None
+    col, row = v
+    idx = (size - 1 - row) * size + col
+    q = D.transform_move(t, idx, size)
+    i, j = divmod(q, size)
+    return (j, size - 1 - i)
+
+
+def _replay(moves, size=19):
+    board = Board(size)
+    hist = []
+    for c, v in moves:
+        p = PASS if v is None else board.point(*v)
+        board.play(p, c)
+        hist.insert(0, p)
+    return board, hist[:4]
+
+
+def _games_for_equivariance():
+    games = [random_game(7, 90), random_game(8, 120)]
+    from engine import sgf
+    for path in first_real_sgfs(2):
+        rec = sgf.load(str(path))
+        games.append(rec.moves[:150])
+    return games
+
+
+@pytest.mark.parametrize("t", range(8))
+def test_planes_are_equivariant(t: int) -> None:
+    """transform(planes(board)) == planes(transform(board)), and the move
+    played moves with the board."""
+    for moves in _games_for_equivariance():
+        cut = len(moves) - 1
+        while moves[cut][1] is None:
+            cut -= 1
+        history, (colour, nxt) = moves[:cut], moves[cut]
+        board, hist = _replay(history)
+        board2, hist2 = _replay([(c, _transform_coords(t, v, 19)) for c, v in history])
+        board.to_move = board2.to_move = colour
+        x = planes(board, hist, rank=7, dtype=np.uint8)
+        x2 = planes(board2, hist2, rank=7, dtype=np.uint8)
+        assert np.array_equal(D.apply_symmetry(t, x), x2)
+        # the target: index of the move in the planes' layout
+        idx = (18 - nxt[1]) * 19 + nxt[0]
+        i, j = divmod(D.transform_move(t, idx, 19), 19)
+        col2, row2 = _transform_coords(t, nxt, 19)
+        assert (i, j) == (18 - row2, col2)
+        assert x2[LEGAL, i, j] == 1
+
+
+# --------------------------------------------------------------------------
+# the cache
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sgf")
+    info = make_sgf_dir(root, n_good=6, n_moves=50)
+    out = root / "cache.npz"
+    summary = D.build_cache(root, out, val_fraction=0.3, workers=1, log=None)
+    return info, summary, D.load_cache(out)
+
+
+def test_build_counts_and_skips(built) -> None:
+    info, summary, cache = built
+    assert cache.n_games == len(info["good"]) == summary["games"]
+    assert summary["skipped"] == info["skipped"]
+    assert summary["files"] == len(info["good"]) + sum(info["skipped"].values())
+    assert summary["sources"] == {"srcA": 3, "srcB": 3}
+    assert cache.size == 19 and cache.moves.dtype == np.int16
+    assert cache.moves.min() >= 0 and cache.moves.max() <= 361
+    assert len(cache.offsets) == cache.n_games + 1
+    assert set(np.unique(cache.colours)) <= {BLACK, WHITE}
+
+
+def test_build_moves_ranks_komi(built) -> None:
+    info, _, cache = built
+    from engine import sgf
+    by_source = {s.decode(): g for g, s in enumerate(cache.source)}
+    want_ranks = {0: (7, 5), 1: (9, 9), 2: (9, 1), 3: (9, 2)}
+    for i, path in enumerate(info["good"]):
+        g = by_source[f"{path.parent.name}/{path.name}"]
+        rec = sgf.load(str(path))
+        moves, colours = cache.game_moves(g)
+        assert len(moves) == len(rec.moves)
+        for (c, v), m, cc in zip(rec.moves, moves, colours):
+            assert cc == c
+            assert m == (361 if v is None else (18 - v[1]) * 19 + v[0])
+        assert tuple(cache.ranks[g]) == want_ranks[i % 4]
+        assert cache.komi[g] == pytest.approx(7.5)
+
+
+def test_split_is_by_game(built) -> None:
+    _, summary, cache = built
+    tr, va = cache.split()
+    assert len(tr) >= 1 and len(va) >= 1 and len(tr) + len(va) == cache.n_games
+    assert not set(tr) & set(va)
+    assert summary["val_games"] == len(va)
+    # the rule is per game (CRC-32 of its path), so a game lands on the same
+    # side whatever else is in the cache; only when the rule puts every game
+    # on one side is one game moved over
+    raw = np.array([D.is_validation(src.decode(), 0.3) for src in cache.source])
+    if 0 < raw.sum() < len(raw):
+        assert np.array_equal(raw, cache.val)
+    else:
+        assert (raw != cache.val).sum() == 1
+
+
+def test_cli_errors(tmp_path, capsys) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert D.main(["build", str(empty), str(tmp_path / "x.npz")]) == 2
+    assert "no SGF files" in capsys.readouterr().err
+    assert D.main(["build", str(tmp_path / "nowhere"), str(tmp_path / "x.npz")]) == 2
+    assert "nowhere" in capsys.readouterr().err
+    assert D.main(["info", str(tmp_path / "missing.npz")]) == 2
+    assert "missing.npz" in capsys.readouterr().err
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, a=np.zeros(3))
+    assert D.main(["info", str(foreign)]) == 2
+    assert "foreign.npz" in capsys.readouterr().err
+
+
+def test_cli_build_limit(tmp_path, capsys) -> None:
+    root = tmp_path / "d"
+    for i in range(5):
+        write_sgf(root / f"g{i}.sgf", random_game(i, 12))
+    out = tmp_path / "c.npz"
+    assert D.main(["build", str(root), str(out), "--limit", "3", "--workers", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "3 games kept" in text and "skipped: none" in text
+    assert D.load_cache(out).n_games == 3
+
+
+# --------------------------------------------------------------------------
+# positions
+
+
+def test_sampler_positions_match_replay(built) -> None:
+    """Every emitted position is the symmetry-transformed planes of the
+    replayed game at that move, with the rank of the player to move, and
+    its target is the transformed move actually played."""
+    _, _, cache = built
+    s = D.PositionSampler(cache, positions_per_game=4, seed=3)
+    x, y, col, where = s.batch(24, step=5, info=True)
+    assert x.shape == (24, 38, 19, 19) and x.dtype == np.uint8
+    assert len(set(where["sym"].tolist())) > 1
+    for k in range(24):
+        g, t, sym = int(where["game"][k]), int(where["move"][k]), int(where["sym"][k])
+        moves, colours = cache.game_moves(g)
+        board = Board(19)
+        hist = []
+        for m, c in zip(moves[:t], colours[:t]):
+            p = PASS if m == 361 else board.point(int(m) % 19, 18 - int(m) // 19)
+            board.play(p, int(c))
+            hist.insert(0, p)
+        c = int(colours[t])
+        board.to_move = c
+        want = planes(board, hist[:4], rank=int(cache.ranks[g, c - 1]), dtype=np.uint8)
+        assert np.array_equal(x[k], D.apply_symmetry(sym, want))
+        assert col[k] == c - 1
+        assert y[k] == D.transform_move(sym, int(moves[t]), 19) != 361
+        i, j = divmod(int(y[k]), 19)
+        assert x[k, LEGAL, i, j] == 1 and x[k, EMPTY_PT, i, j] == 1
+        assert x[k, RANK_1D + cache.ranks[g, c - 1] - 1].all()
+
+
+def test_sampler_is_deterministic_and_samples_per_game(built) -> None:
+    _, _, cache = built
+    tr, _ = cache.split()
+    a = D.PositionSampler(cache, tr, positions_per_game=8, seed=1)
+    b = D.PositionSampler(cache, tr, positions_per_game=8, seed=1)
+    x1, y1, c1, w1 = a.batch(32, step=9, info=True)
+    a.batch(32, step=10)
+    x2, y2, c2 = b.batch(32, step=9)
+    assert np.array_equal(x1, x2) and np.array_equal(y1, y2) and np.array_equal(c1, c2)
+    assert not np.array_equal(a.batch(32, step=11)[1], y1)
+    # several positions of each replayed game, only from training games
+    assert len(np.unique(w1["game"])) <= 32 // 8 + 2
+    assert set(w1["game"].tolist()) <= set(tr.tolist())
+    # a different stream (another process of a distributed run) differs
+    other = D.PositionSampler(cache, tr, positions_per_game=8, seed=1, stream=1)
+    assert not np.array_equal(other.batch(32, step=9)[1], y1)
+
+
+def test_fixed_positions_no_symmetry(built) -> None:
+    _, _, cache = built
+    _, va = cache.split()
+    x, y, c = D.fixed_positions(cache, va, 10)
+    x2, y2, c2 = D.fixed_positions(cache, va, 10)
+    assert np.array_equal(y, y2) and len(y) == 10
+
+
+def test_position_dataset_order_independent_of_workers(built) -> None:
+    torch = pytest.importorskip("torch")
+    _, _, cache = built
+    ds = D.PositionDataset(cache, None, 16, start_step=3, seed=2)
+    sampler = D.PositionSampler(cache, None, seed=2)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+    it = iter(loader)
+    for step in range(3, 7):
+        x, y, c = next(it)
+        ex, ey, ec = sampler.batch(16, step)
+        assert torch.equal(y, torch.from_numpy(ey)) and torch.equal(x, torch.from_numpy(ex))
+    del it

@@ -1,0 +1,106 @@
+"""nets.models: registry, shapes, colour selection, position biases, masking."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from engine.features import N_PLANES  # noqa: E402
+from nets.models import (MODELS, PolicyNet, build_model, count_parameters,  # noqa: E402
+                         masked_log_softmax, model_config)
+
+
+def test_registry_configs() -> None:
+    assert {"maddison12", "small6"} <= set(MODELS)
+    m = model_config("maddison12")
+    assert (m["layers"], m["width"], m["first_kernel"], m["kernel"]) == (12, 128, 5, 3)
+    s = model_config("small6")
+    assert (s["layers"], s["width"]) == (6, 64)
+    assert s["name"] == "small6" and s["in_planes"] == N_PLANES
+    assert model_config("small6", width=32)["width"] == 32
+    # the registry entry itself is not modified by overrides
+    assert MODELS["small6"]["width"] == 64
+
+
+def test_unknown_model_and_key() -> None:
+    with pytest.raises(ValueError, match="nosuch"):
+        build_model("nosuch")
+    with pytest.raises(ValueError, match="depth"):
+        build_model("small6", depth=3)
+
+
+def test_layer_structure() -> None:
+    net = build_model("small6")
+    assert isinstance(net, PolicyNet)
+    convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert len(convs) == 6 + 1
+    assert convs[0].kernel_size == (5, 5) and convs[0].in_channels == N_PLANES
+    assert all(c.kernel_size == (3, 3) and c.out_channels == 64 for c in convs[1:-1])
+    assert convs[-1].out_channels == 2
+    # position biases: one per (filter, point) of 19x19, no per-filter conv bias
+    assert all(c.bias is None for c in convs)
+    assert net.trunk[0].pbias.bias.shape == (64, 19, 19)
+    assert net.head.pbias.bias.shape == (2, 19, 19)
+    n12 = build_model("maddison12")
+    assert len([m for m in n12.modules() if isinstance(m, torch.nn.Conv2d)]) == 13
+    assert count_parameters(n12) > count_parameters(net)
+
+
+def test_forward_shapes_and_colour_selection() -> None:
+    torch.manual_seed(0)
+    net = build_model("small6", width=8, layers=2)
+    x = torch.rand(3, N_PLANES, 19, 19)
+    both = net.both(x)
+    assert both.shape == (3, 2, 19, 19)
+    col = torch.tensor([0, 1, 0])
+    out = net(x, col)
+    assert out.shape == (3, 361)
+    for k in range(3):
+        assert torch.allclose(out[k], both[k, col[k]].reshape(-1))
+    assert torch.allclose(net(x, 1), both[:, 1].reshape(3, -1))
+
+
+@pytest.mark.parametrize("n", [9, 13, 19])
+def test_any_size_uses_top_left_bias_window(n: int) -> None:
+    """With zero weights the output is the head's position bias: a board of
+    size n sees the top-left n x n window of the 19x19 bias map."""
+    net = build_model("small6", width=4, layers=2)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()
+        pattern = torch.arange(2 * 19 * 19, dtype=torch.float32).reshape(2, 19, 19)
+        net.head.pbias.bias.copy_(pattern)
+    x = torch.rand(2, N_PLANES, n, n)
+    out = net(x, torch.tensor([0, 1]))
+    assert out.shape == (2, n * n)
+    assert torch.equal(out[0], pattern[0, :n, :n].reshape(-1))
+    assert torch.equal(out[1], pattern[1, :n, :n].reshape(-1))
+
+
+def test_size_out_of_range() -> None:
+    net = build_model("small6", width=4, layers=1)
+    with pytest.raises(ValueError, match="size 7"):
+        net(torch.zeros(1, N_PLANES, 7, 7), 0)
+    with pytest.raises(ValueError, match="size 21"):
+        net(torch.zeros(1, N_PLANES, 21, 21), 0)
+
+
+def test_masked_log_softmax() -> None:
+    logits = torch.tensor([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 0.0]])
+    legal = torch.tensor([[1, 0, 1, 0], [0, 0, 0, 0]], dtype=torch.bool)
+    lp = masked_log_softmax(logits, legal)
+    assert torch.isinf(lp[0, 1]) and torch.isinf(lp[0, 3])
+    assert torch.allclose(lp[0, [0, 2]].exp().sum(), torch.tensor(1.0))
+    assert torch.allclose(lp[0, 2] - lp[0, 0], torch.tensor(2.0))
+    assert torch.isinf(lp[1]).all() and not torch.isnan(lp).any()
+
+
+def test_gradients_flow_to_position_biases() -> None:
+    net = build_model("small6", width=4, layers=2)
+    x = torch.rand(2, N_PLANES, 9, 9)
+    loss = torch.nn.functional.cross_entropy(net(x, 0), torch.tensor([3, 5]))
+    loss.backward()
+    g = net.trunk[0].pbias.bias.grad
+    assert g is not None and g[:, :9, :9].abs().sum() > 0
+    assert g[:, 9:, :].abs().sum() == 0 and g[:, :, 9:].abs().sum() == 0

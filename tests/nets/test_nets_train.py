@@ -1,0 +1,126 @@
+"""nets.train: a short run lowers the loss, resume continues exactly, and
+user errors exit with status 2 naming the culprit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nets import data as D  # noqa: E402
+from nets import train as T  # noqa: E402
+from nets.checkpoint import load_checkpoint  # noqa: E402
+from nets_helpers import first_real_sgfs, make_sgf_dir  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--model", "small6", "--width", "8", "--layers", "2", "--batch", "16",
+        "--val-positions", "64", "--threads", "1", "--positions-per-game", "4"]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """A tiny cache: a few real games when the data are unpacked (they
+    carry a learnable signal), synthetic games otherwise."""
+    root = tmp_path_factory.mktemp("games")
+    real = first_real_sgfs(12)
+    if real:
+        for i, p in enumerate(real):
+            (root / f"g{i:02d}.sgf").write_bytes(p.read_bytes())
+    else:
+        make_sgf_dir(root, n_good=12, n_moves=80)
+    out = root / "cache.npz"
+    D.build_cache(root, out, val_fraction=0.2, workers=1, log=None)
+    return out
+
+
+def _metrics(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_short_run_lowers_the_loss(cache, tmp_path) -> None:
+    out = tmp_path / "run"
+    rc = T.main(["--data", str(cache), "--out", str(out), "--steps", "60",
+                 "--eval-every", "20", "--optimizer", "adam", "--lr", "0.003",
+                 "--halve-at", "none", *TINY])
+    assert rc == 0
+    rows = _metrics(out)
+    assert [r["step"] for r in rows] == [0, 20, 40, 60]
+    assert rows[-1]["val_loss"] < rows[0]["val_loss"] - 0.05
+    assert rows[-1]["train_loss"] < rows[1]["train_loss"]
+    assert all(0 <= r["top1"] <= r["top5"] <= r["top10"] <= 1 for r in rows)
+    ck = load_checkpoint(out / "last.pt")
+    m = ck.metadata
+    assert m["steps"] == 60 and m["model"] == "small6" and m["config"]["width"] == 8
+    assert m["accuracy"]["step"] == 60 and m["board_sizes"] == [19]
+    assert m["data"]["train_games"] >= 1 and m["data"]["val_games"] >= 1
+    assert ck.optimizer is not None
+    assert (out / "best.pt").exists()
+
+
+def test_sgd_schedule_halves() -> None:
+    assert T.halve_points(None, 100) == [50, 75]
+    assert T.halve_points("none", 100) == []
+    assert T.halve_points("10,30", 100) == [10, 30]
+    assert T.lr_at(0, 0.128, [50, 75]) == 0.128
+    assert T.lr_at(50, 0.128, [50, 75]) == 0.064
+    assert T.lr_at(99, 0.128, [50, 75]) == 0.032
+
+
+def test_resume_continues_the_step_count_exactly(cache, tmp_path) -> None:
+    common = ["--data", str(cache), "--eval-every", "5", "--halve-at", "8", *TINY]
+    straight = tmp_path / "straight"
+    assert T.main([*common, "--out", str(straight), "--steps", "12"]) == 0
+    split = tmp_path / "split"
+    assert T.main([*common, "--out", str(split), "--steps", "7"]) == 0
+    assert load_checkpoint(split / "last.pt").metadata["steps"] == 7
+    # a second start without --resume refuses to overwrite the run
+    assert T.main([*common, "--out", str(split), "--steps", "12"]) == 2
+    assert T.main([*common, "--out", str(split), "--steps", "12", "--resume"]) == 0
+    assert [r["step"] for r in _metrics(split)] == [0, 5, 7, 10, 12]
+    a = load_checkpoint(straight / "last.pt")
+    b = load_checkpoint(split / "last.pt")
+    assert b.metadata["steps"] == 12 and b.metadata["train_state"]["step"] == 12
+    for k, v in a.weights.items():
+        assert torch.allclose(v, b.weights[k], atol=1e-5), k
+
+
+def test_errors_exit_2_naming_the_culprit(cache, tmp_path, capsys) -> None:
+    out = str(tmp_path / "r")
+    assert T.main(["--data", str(cache), "--out", out, "--model", "nosuchnet"]) == 2
+    assert "nosuchnet" in capsys.readouterr().err
+    missing = str(tmp_path / "missing.npz")
+    assert T.main(["--data", missing, "--out", out]) == 2
+    assert "missing.npz" in capsys.readouterr().err
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    assert T.main(["--data", str(empty), "--out", out]) == 2
+    assert "emptydir" in capsys.readouterr().err
+
+
+def test_command_line_exit_status(tmp_path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "nets.train", "--data",
+                           str(tmp_path / "nothing.npz"), "--out", str(tmp_path / "o")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "nothing.npz" in proc.stderr
+
+
+@pytest.mark.slow
+def test_torchrun_two_processes(cache, tmp_path) -> None:
+    """The same command under torchrun trains with DDP (gloo on CPU)."""
+    out = tmp_path / "ddp"
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         "-m", "nets.train", "--data", str(cache), "--out", str(out), "--steps", "4",
+         "--eval-every", "2", *TINY],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "2 process(es)" in proc.stderr
+    assert [r["step"] for r in _metrics(out)] == [0, 2, 4]
+    m = load_checkpoint(out / "last.pt").metadata
+    assert m["steps"] == 4 and m["train_state"]["world_size"] == 2
