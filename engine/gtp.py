@@ -1,8 +1,9 @@
 """Composition root: ``python -m engine.gtp [options]`` speaks GTP on
 stdin/stdout.  Parses the command line into the frozen configs, builds the
-player, warms up the numba kernels (so no GTP command pays for compiling),
-and serves the standard GTP registry plus the engine's extensions.  stdout
-belongs to GTP alone; logs go to stderr."""
+player and its analysis front (engine/analysis.py), warms up the numba
+kernels (so no GTP command pays for compiling), and serves the standard GTP
+registry plus the engine's extensions.  stdout belongs to GTP alone; logs
+and GoGui's live graphics go to stderr."""
 
 from __future__ import annotations
 
@@ -14,7 +15,18 @@ import sys
 from engine.config import EngineConfig, SearchConfig
 
 
+@dataclasses.dataclass(frozen=True)
+class FrontOptions:
+    """Options of the GTP front end, outside the engine's config."""
+    ponder: bool = False
+    gfx_interval: float = 0.0
+
+
 def parse_args(argv: list[str] | None = None) -> EngineConfig:
+    return parse_options(argv)[0]
+
+
+def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOptions]:
     d = EngineConfig()
     ap = argparse.ArgumentParser(prog="python -m engine.gtp",
                                  description="A GTP Go engine (UCT + RAVE search).")
@@ -36,6 +48,10 @@ def parse_args(argv: list[str] | None = None) -> EngineConfig:
                     help="komi before any komi command (default %(default)s)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (0: from the clock)")
     ap.add_argument("--quiet", action="store_true", help="log only warnings to stderr")
+    ap.add_argument("--ponder", action="store_true",
+                    help="after genmove, search on until the next command")
+    ap.add_argument("--gfx-interval", type=float, default=0.0, metavar="SECONDS",
+                    help="GoGui live graphics on stderr during genmove (default: off)")
     args = ap.parse_args(argv)
     if args.rollouts < 1:
         ap.error("--rollouts must be at least 1")
@@ -49,42 +65,62 @@ def parse_args(argv: list[str] | None = None) -> EngineConfig:
         ap.error("--time must be positive")
     if not 2 <= args.size <= 25:
         ap.error("--size must be between 2 and 25")
+    if not args.gfx_interval >= 0:
+        ap.error("--gfx-interval must not be negative")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s")
     search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes)
-    return EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
-                        move_time=args.move_time, threads=args.threads, resign=args.resign,
-                        lag=args.lag, seed=args.seed, search=search)
+    config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
+                          move_time=args.move_time, threads=args.threads, resign=args.resign,
+                          lag=args.lag, seed=args.seed, search=search)
+    return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval)
 
 
-def build_registry(player):
+def build_registry(player, options: FrontOptions | None = None):
     """The standard commands plus the engine's extensions."""
     from gtp import Color, Str, standard_registry
+    from gtp.commands import (add_analysis_commands, add_gogui_commands, add_gomill_commands,
+                              add_kgs_commands, live_gfx)
     from gtp.vertex import format_vertex
+    from engine.analysis import Analysis
 
+    options = options or FrontOptions()
+    size = player.board_size
+
+    def live(report) -> None:
+        sys.stderr.write(live_gfx(report, size()))
+        sys.stderr.flush()
+
+    analysis = Analysis(player, ponder=options.ponder, live=live,
+                        live_interval=options.gfx_interval)
     reg = standard_registry(player)
 
-    def vertices(vs) -> str:
-        return " ".join(format_vertex(v, player.board_size()) for v in vs)
+    def move_text(move) -> str:
+        return move if isinstance(move, str) else format_vertex(move, size())
 
-    def genmove_cleanup(color: str) -> str:
-        move = player.genmove(color, cleanup=True)
-        return move if isinstance(move, str) else format_vertex(move, player.board_size())
-
-    reg.add("final_status_list", lambda status: vertices(player.final_status_list(status)),
-            args=(Str,))
-    reg.add("kgs-genmove_cleanup", genmove_cleanup, args=(Color,))
+    reg.add("genmove", lambda color: move_text(analysis.genmove(color)), args=(Color,),
+            replace=True)
+    reg.add("kgs-genmove_cleanup", lambda color: move_text(analysis.genmove(color, cleanup=True)),
+            args=(Color,))
+    reg.add("final_status_list", lambda status: " ".join(
+        format_vertex(v, size()) for v in player.final_status_list(status)), args=(Str,))
+    add_analysis_commands(reg, analysis)
+    add_gogui_commands(reg, analysis, prefix="dg-")
+    add_kgs_commands(reg, player, game_over=analysis.game_over, rules=analysis.set_rules)
+    add_gomill_commands(reg, analysis.describe, analysis.explain_last_move)
+    reg.set_interrupt(analysis.interrupt)
+    reg.set_idle(analysis.idle)
     return reg
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = parse_args(argv)
+    config, options = parse_options(argv)
     from gtp import serve
     from engine.player import Player
 
     player = Player(config)
     player.warm_up()
-    serve(build_registry(player))
+    serve(build_registry(player, options))
     return 0
 
 

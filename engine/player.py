@@ -7,6 +7,7 @@ whose text is the GTP error message.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
@@ -54,6 +55,14 @@ class Player:
         spare.run(board, 7.5, max_sims=64)
         area_score(board.b, board.s)
         log.info("kernels ready in %.1fs", time.perf_counter() - started)
+
+    def reconfigure(self, **changes) -> None:
+        """Change EngineConfig fields between moves (GTP parameter commands);
+        a new thread count rebuilds the search, dropping its tree."""
+        old, self.config = self.config, dataclasses.replace(self.config, **changes)
+        if self.config.threads != old.threads:
+            seed = self.config.seed or (time.time_ns() & 0xFFFFFFFF) | 1
+            self.search = Search(self.config.search, self.search.gammas, self.config.threads, seed)
 
     # helpers -------------------------------------------------------------
     def _point(self, v: Vertex) -> int:

@@ -404,7 +404,11 @@ class Search:
 
     # searching -----------------------------------------------------------
     def run(self, board: Board, komi: float, max_sims: int | None = None,
-            seconds: float | None = None) -> SearchResult:
+            seconds: float | None = None, avoid: tuple[int, ...] = ()) -> SearchResult:
+        """Search ``board`` until ``max_sims`` simulations, ``seconds`` or
+        ``stop()``; with neither limit it runs until ``stop()``.  Root moves
+        in ``avoid`` are not searched (analysis requests); they stay pruned
+        in the kept tree, so clear it afterwards."""
         if board.s[S_PASSES] >= 2:
             # after two passes the playouts must still run: ownership for
             # final_status_list and cleanup moves are asked for exactly then
@@ -419,6 +423,8 @@ class Search:
         for p in board.points():
             if board.b[COLOR, p] == EMPTY and board.legality(p, color) == "superko":
                 allowed[p] = 0
+        for p in avoid:
+            allowed[p] = 0
         self._prune_root(allowed)
         params = params_vector(self.cfg, komi)
         for sc in self.scratch:
@@ -472,6 +478,25 @@ class Search:
 
     def stop(self) -> None:
         self.stop_event.set()
+
+    def snapshot(self, board: Board, seconds: float = 0.0) -> SearchResult:
+        """What ``run`` would return now, for reports while it runs: safe to
+        call from another thread (statistics are read without locks, as the
+        search threads themselves tolerate); ``seconds`` is reported as is."""
+        return self._result(board, seconds)
+
+    def priors(self, board: Board, komi: float) -> dict[int, float]:
+        """The heuristic prior value (wins / visits of prior experience) of
+        each move the root of ``board`` would get, pass left out."""
+        params = params_vector(self.cfg, komi)
+        c = board.to_move
+        out = {}
+        for p in board.points():
+            if (board.b[COLOR, p] == EMPTY and not is_eyeish(board.b, board.s, p, c)
+                    and board.legality(p, c) is None):
+                pn, pw = _move_prior(board.b, board.s, p, c, params, self.gammas)
+                out[p] = float(pw / pn)
+        return out
 
     def sims_done(self) -> int:
         return int(sum(sc.counters[C_SIMS] for sc in self.scratch))

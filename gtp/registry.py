@@ -19,12 +19,31 @@ arguments or a token that does not convert answers ``? syntax error``.  A
 handler returns the answer text (``str``; ``None`` counts as empty) and fails
 by raising :class:`~gtp.protocol.GtpError` or ``ValueError``; see
 :meth:`Registry.execute`.
+
+Streaming commands (``lz-analyze``, ``lz-genmove_analyze``, ...) answer ``=``
+at once and then write output lines while they run; :func:`gtp.server.serve`
+runs them in a background thread.  Their handler checks the arguments and
+returns a *runner*, ``runner(stream) -> str | None``, which writes lines with
+:meth:`Stream.write` until :attr:`Stream.stopped` (or until it is done) and
+returns the final text of the response::
+
+    def lz_analyze(args: list[str]) -> Runner:
+        request = parse_request(args)          # GtpError -> "? syntax error"
+        return lambda stream: analyst.analyze(request, stream, ...)
+
+    reg.add("lz-analyze", lz_analyze, raw=True, streaming=True)
+
+An ``interruptible`` streaming command (the default: analysis) is stopped by
+any input line; one registered with ``interruptible=False``
+(``lz-genmove_analyze``) runs to its end, and only ``quit`` (or a GoGui
+``# interrupt`` line) stops it early.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +63,9 @@ __all__ = [
     "Optional",
     "Registry",
     "Response",
+    "Runner",
     "Str",
+    "Stream",
     "Vertex",
 ]
 
@@ -54,6 +75,88 @@ Handler = Callable[..., "str | None"]
 """A command handler: called with the converted arguments, returns the answer."""
 
 BoardSize = Callable[[], int]
+
+Runner = Callable[["Stream"], "str | None"]
+"""The body of a streaming command: writes lines on the stream, returns the final text."""
+
+
+class Stream:
+    """The output channel and stop signal of a running streaming command.
+
+    *write_line* receives each output line (without its newline).  With
+    *max_lines* the stream asks to stop by itself once that many lines were
+    written (used by :meth:`Registry.execute`, which has no input to wait
+    for).  Stop callbacks (:meth:`on_stop`) run when a stop is requested and
+    may run again while the runner is still going (:meth:`poke`), so a
+    search that missed the first signal is stopped by the next one.
+    """
+
+    def __init__(self, write_line: Callable[[str], None] | None = None,
+                 max_lines: int | None = None) -> None:
+        self._write_line = write_line or (lambda line: None)
+        self._max_lines = max_lines
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self.lines = 0
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop was requested."""
+        return self._stop.is_set()
+
+    def wait(self, seconds: float | None) -> bool:
+        """Sleep up to *seconds* or until a stop is requested; True if stopped."""
+        return self._stop.wait(seconds)
+
+    def write(self, text: str) -> None:
+        """Write output lines; empty lines are dropped (they would end the response)."""
+        for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            line = line.rstrip()
+            if not line:
+                continue
+            self._write_line(line)
+            with self._lock:
+                self.lines += 1
+                full = self._max_lines is not None and self.lines >= self._max_lines
+            if full:
+                self.stop()
+
+    def on_stop(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call *callback* when a stop is requested (at once if it already
+        was); returns a function that unregisters it."""
+        with self._lock:
+            self._callbacks.append(callback)
+        if self.stopped:
+            self._call(callback)
+
+        def remove() -> None:
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
+
+        return remove
+
+    def stop(self) -> None:
+        """Request a stop: set :attr:`stopped` and run the stop callbacks."""
+        self._stop.set()
+        self.poke()
+
+    def poke(self) -> None:
+        """Run the stop callbacks again (only after :meth:`stop`)."""
+        if not self.stopped:
+            return
+        with self._lock:
+            callbacks = list(self._callbacks)
+        for cb in callbacks:
+            self._call(cb)
+
+    @staticmethod
+    def _call(callback: Callable[[], None]) -> None:
+        try:
+            callback()
+        except Exception:  # noqa: BLE001 - a stop must never fail
+            log.exception("stop callback failed")
 
 
 # ---------------------------------------------------------------------------
@@ -189,6 +292,8 @@ class Entry:
     args: tuple[ArgType, ...] = ()
     raw: bool = False
     ends_session: bool = False
+    streaming: bool = False
+    interruptible: bool = True
 
     def convert_args(self, tokens: Sequence[str], board_size: BoardSize) -> list[Any]:
         """Check the argument count and convert *tokens*; ``GtpError`` on failure."""
@@ -240,6 +345,8 @@ class Registry:
     def __init__(self, board_size: BoardSize | None = None) -> None:
         self._board_size = board_size
         self._entries: dict[str, Entry] = {}
+        self._interrupt: Callable[[], None] | None = None
+        self._idle: Callable[[], Runner | None] | None = None
 
     # -- registration -------------------------------------------------------
 
@@ -252,6 +359,8 @@ class Registry:
         raw: bool = False,
         ends_session: bool = False,
         replace: bool = False,
+        streaming: bool = False,
+        interruptible: bool = True,
     ) -> Entry:
         """Register *handler* under *name*.
 
@@ -261,7 +370,10 @@ class Registry:
         tokens as its only argument (for free-form commands) and *args* must
         be empty.  ``ends_session=True`` makes the server stop after a
         successful answer (``quit``).  Registering an existing name raises
-        ``ValueError`` unless ``replace=True``.
+        ``ValueError`` unless ``replace=True``.  ``streaming=True`` makes the
+        handler return a :data:`Runner` (see the module documentation);
+        ``interruptible=False`` lets such a command run to its end whatever
+        input arrives (except ``quit``).
         """
         specs = tuple(args)
         if not name or any(ch.isspace() or ch == "#" for ch in name):
@@ -270,8 +382,10 @@ class Registry:
             raise ValueError(f"command already registered: {name}")
         if raw and specs:
             raise ValueError("a raw command takes no argument specification")
+        if streaming and ends_session:
+            raise ValueError("a streaming command cannot end the session")
         self._check_specs(name, specs)
-        entry = Entry(name, handler, specs, raw, ends_session)
+        entry = Entry(name, handler, specs, raw, ends_session, streaming, interruptible)
         self._entries[name] = entry
         return entry
 
@@ -283,11 +397,14 @@ class Registry:
         raw: bool = False,
         ends_session: bool = False,
         replace: bool = False,
+        streaming: bool = False,
+        interruptible: bool = True,
     ) -> Callable[[Handler], Handler]:
         """Decorator form of :meth:`add`; returns the function unchanged."""
 
         def decorate(handler: Handler) -> Handler:
-            self.add(name, handler, args, raw=raw, ends_session=ends_session, replace=replace)
+            self.add(name, handler, args, raw=raw, ends_session=ends_session, replace=replace,
+                     streaming=streaming, interruptible=interruptible)
             return handler
 
         return decorate
@@ -334,6 +451,42 @@ class Registry:
     def __len__(self) -> int:
         return len(self._entries)
 
+    # -- hooks ----------------------------------------------------------------
+
+    def set_interrupt(self, fn: Callable[[], None] | None) -> None:
+        """*fn* cuts a running command short (e.g. stops a search).
+
+        The server calls it, possibly several times, while a command runs
+        that is directly followed by ``quit`` or GoGui's ``# interrupt``
+        line.  It is called from another thread than the command's.
+        """
+        self._interrupt = fn
+
+    def interrupt(self) -> None:
+        """Run the interrupt hook, if any (never raises)."""
+        if self._interrupt is None:
+            return
+        try:
+            self._interrupt()
+        except Exception:  # noqa: BLE001 - an interrupt must never fail
+            log.exception("interrupt hook failed")
+
+    def set_idle(self, fn: Callable[[], Runner | None] | None) -> None:
+        """*fn* is asked after each answered command for work to do in the
+        background until the next input line (pondering): it returns a
+        :data:`Runner` or ``None``.  The runner's output is discarded."""
+        self._idle = fn
+
+    def idle_task(self) -> Runner | None:
+        """The idle hook's runner, or ``None`` (never raises)."""
+        if self._idle is None:
+            return None
+        try:
+            return self._idle()
+        except Exception:  # noqa: BLE001
+            log.exception("idle hook failed")
+            return None
+
     # -- execution ------------------------------------------------------------
 
     def board_size(self) -> int:
@@ -352,27 +505,76 @@ class Registry:
         return self._run(entry, args)
 
     def _run(self, entry: Entry, args: Sequence[str]) -> str:
+        if entry.streaming:
+            return self._run_stream(entry, self._prepare(entry, args))
         values = entry.convert_args(args, self.board_size)
         result = entry.handler(*values)
         return "" if result is None else str(result)
+
+    def _prepare(self, entry: Entry, args: Sequence[str]) -> Runner:
+        values = entry.convert_args(args, self.board_size)
+        runner = entry.handler(*values)
+        if not callable(runner):
+            raise TypeError(f"streaming command {entry.name} returned no runner")
+        return runner
+
+    @staticmethod
+    def _run_stream(entry: Entry, runner: Runner) -> str:
+        """Run a streaming command to its end here, with no input to stop it:
+        an interruptible one stops after its first output line."""
+        lines: list[str] = []
+        stream = Stream(lines.append, max_lines=1 if entry.interruptible else None)
+        final = runner(stream)
+        if final:
+            lines.append(str(final))
+        return "\n" + "\n".join(lines) if lines else ""
 
     def execute(self, cmd: Command) -> Response:
         """Run *cmd* and turn every outcome into a :class:`Response`.
 
         ``GtpError`` and ``ValueError`` become failures carrying their text;
         any other ``Exception`` becomes ``internal error: <message>`` and its
-        traceback is logged.  Never raises an ``Exception``.
+        traceback is logged.  Never raises an ``Exception``.  A streaming
+        command runs here in the caller's thread; an interruptible one is
+        stopped after its first output line (the server, which can wait
+        for input, uses :meth:`prepare` instead).
         """
         entry = self._entries.get(cmd.name)
         if entry is None:
             return Response(False, UNKNOWN_COMMAND)
+        return self._guard(cmd.name, lambda: Response(True, self._run(entry, cmd.args),
+                                                      quit=entry.ends_session))
+
+    def prepare(self, cmd: Command) -> tuple[Response | None, Runner | None]:
+        """First half of a streaming command: check its arguments.
+
+        Returns ``(None, runner)`` when it may start, or ``(failure, None)``
+        with the ``?`` answer to give instead; a handler's exceptions become
+        failures as in :meth:`execute`.  Asking this of a command that is not
+        streaming is a programming error (``ValueError``).
+        """
+        entry = self._entries.get(cmd.name)
+        if entry is None:
+            return Response(False, UNKNOWN_COMMAND), None
+        if not entry.streaming:
+            raise ValueError(f"{cmd.name} is not a streaming command")
+        box: list[Runner] = []
+
+        def start() -> Response:
+            box.append(self._prepare(entry, cmd.args))
+            return Response(True, "")
+
+        failure = self._guard(cmd.name, start)
+        return (None, box[0]) if box else (failure, None)
+
+    @staticmethod
+    def _guard(name: str, fn: Callable[[], Response]) -> Response:
         try:
-            text = self._run(entry, cmd.args)
+            return fn()
         except GtpError as exc:
             return Response(False, exc.text)
         except ValueError as exc:
             return Response(False, str(exc))
         except Exception as exc:  # noqa: BLE001 - the server must survive any handler bug
-            log.exception("internal error in GTP command %r", cmd.name)
+            log.exception("internal error in GTP command %r", name)
             return Response(False, f"internal error: {str(exc) or type(exc).__name__}")
-        return Response(True, text, quit=entry.ends_session)

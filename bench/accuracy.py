@@ -1,0 +1,335 @@
+"""Move-prediction accuracy of a policy-net checkpoint on held-out games.
+
+    python -m bench.accuracy CHECKPOINT [DATA_DIR] [--games G] [--positions N]
+        [--seed S] [--batch 256] [--threads T] [--json FILE]
+
+``DATA_DIR`` (default ``data/test19``, the held-out Tom.com games; the KGS
+held-out set is ``data/test19_kgs``) is searched recursively for ``*.sgf``.
+
+Which positions:
+
+* ``--games G`` reads a seeded random subset of G of the SGF files (all of
+  them without ``--games``);
+* ``--positions N`` then takes a seeded uniform sample of N distinct
+  positions out of all the non-pass moves of those games (every position
+  has the same chance, whatever the length of its game); without
+  ``--positions`` every non-pass move of the games is a position.  With
+  neither option a sample of ``DEFAULT_POSITIONS`` positions of all the
+  games is taken.
+
+The games go through the project's one replay path: ``nets.data`` builds a
+temporary game cache of them (same filters, same BR/WR rank parsing and
+defaults, same move encoding as for training) and its replay kernel
+(``nets.data._emit``) writes the input planes of the chosen positions, with
+the rank planes of the player to move and no symmetry (identity only).
+Passes are replayed but are never positions (the net has no pass output).
+
+Scoring: the net's logits for the player to move, with the illegal points
+(``LEGAL`` plane zero: occupied, suicide, simple ko) masked out; a position
+is a top-k hit when the move played is among the k best legal points.  Ties
+are broken by ``torch.topk``.  Each rate comes with a 95% Wilson interval
+(positions counted as independent, which they are not quite: positions of
+one game are correlated, so the true uncertainty is somewhat wider).  The
+mean log-loss of the move played (nats, over the legal points) is printed
+too.
+
+Speed: positions per second of inference (forward pass and scoring, with
+``--threads`` torch threads, ``--batch`` positions a call), and overall
+(replay and planes included; the cache build is timed apart, and
+a first untimed position takes numba's and torch's start-up costs).
+
+Exit status 0 on success, 2 with a message naming the path for a missing
+or unreadable checkpoint or an empty or missing data directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.match import wilson
+from engine.board import ZOBRIST
+from engine.features import LEGAL, N_PLANES
+from nets import data as D
+
+DEFAULT_DATA = "data/test19"
+DEFAULT_POSITIONS = 10_000
+TOPS = (1, 5, 10)
+
+
+class AccuracyError(Exception):
+    """A problem with the inputs; the message names the path."""
+
+
+# --------------------------------------------------------------------------
+# which positions
+
+
+def choose_positions(cache: D.GameCache, n: int | None, seed: int):
+    """(games, picks, starts): the games holding chosen positions (increasing),
+    the move numbers of the chosen positions game after game (increasing in
+    each game) and the offsets of each game's picks, the layout of
+    ``nets.data._emit``.  n None (or at least the number of positions): every
+    non-pass move; else a uniform sample of n distinct positions."""
+    nn = cache.size * cache.size
+    counts = cache.nonpass_counts()
+    total = int(counts.sum())
+    games, picks = [], []
+    if n is None or n >= total:
+        for g in np.flatnonzero(counts):
+            a, e = cache.offsets[g], cache.offsets[g + 1]
+            games.append(g)
+            picks.append(np.flatnonzero(cache.moves[a:e] != nn))
+    else:
+        rng = np.random.default_rng([seed, 1])
+        idx = np.sort(rng.choice(total, size=n, replace=False))
+        cum = np.cumsum(counts)
+        owner = np.searchsorted(cum, idx, side="right")
+        rank_in_game = idx - (cum[owner] - counts[owner])
+        for g in np.unique(owner):
+            a, e = cache.offsets[g], cache.offsets[g + 1]
+            cand = np.flatnonzero(cache.moves[a:e] != nn)
+            picks.append(cand[rank_in_game[owner == g]])
+            games.append(g)
+    starts = np.zeros(len(games) + 1, np.int64)
+    starts[1:] = np.cumsum([len(p) for p in picks])
+    picks = np.concatenate(picks).astype(np.int64) if picks else np.zeros(0, np.int64)
+    return np.asarray(games, np.int64), picks, starts
+
+
+def replay_chunks(cache: D.GameCache, games, picks, starts, chunk: int):
+    """Yield (x uint8 (k, N_PLANES, N, N), y, colour) for consecutive groups of
+    games holding at least ``chunk`` positions (the last group fewer), from
+    the replay kernel of nets.data (no symmetry)."""
+    sampler = D.PositionSampler(cache, symmetries=False)   # its boards and tables
+    size = cache.size
+    g0 = 0
+    while g0 < len(games):
+        g1 = int(np.searchsorted(starts, starts[g0] + chunk, side="left"))
+        g1 = min(max(g1, g0 + 1), len(games))
+        sub_starts = starts[g0:g1 + 1] - starts[g0]
+        sub_picks = picks[starts[g0]:starts[g1]]
+        k = int(sub_starts[-1])
+        out = np.empty((k, N_PLANES, size * size), np.uint8)
+        y = np.empty(k, np.int64)
+        col = np.empty(k, np.int64)
+        syms = np.zeros(k, np.int64)
+        got = D._emit(sampler.b, sampler.s, sampler.sb, sampler.ss, ZOBRIST, size,
+                      sampler.moves, sampler.colours, sampler.offsets, sampler.ranks,
+                      games[g0:g1], sub_picks, sub_starts, syms, sampler.gather,
+                      sampler.scatter, sampler.hist, sampler.tmp,
+                      sampler.tmp.reshape(N_PLANES, -1), out, y, col)
+        assert got == k, (got, k)
+        yield out.reshape(k, N_PLANES, size, size), y, col
+        g0 = g1
+
+
+# --------------------------------------------------------------------------
+# scoring
+
+
+def score_batch(model, x, y, col) -> dict:
+    """Top-k hits, summed log-loss and the count of played moves that the
+    LEGAL plane calls illegal (should be 0) for one batch."""
+    import torch
+
+    from nets.models import masked_log_softmax
+
+    xt = torch.from_numpy(x)
+    yt = torch.from_numpy(y)
+    with torch.no_grad():
+        logits = model(xt.float(), torch.from_numpy(col))
+        legal = xt[:, LEGAL].reshape(len(y), -1).bool()
+        logp = masked_log_softmax(logits, legal)
+        top = logp.topk(max(TOPS), dim=1).indices
+        match = top == yt[:, None]
+        played = logp.gather(1, yt[:, None]).squeeze(1)
+    finite = torch.isfinite(played)
+    return {**{k: int(match[:, :k].any(dim=1).sum()) for k in TOPS},
+            "nll": float(-played[finite].double().sum()),
+            "illegal_target": int((~legal.gather(1, yt[:, None])).sum())}
+
+
+def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
+             positions: int | None = None, seed: int = 0, batch: int = 256,
+             threads: int | None = None, log=sys.stderr) -> dict:
+    """The accuracy summary (a JSON-able dict).  AccuracyError for unusable
+    inputs."""
+    import torch
+
+    from nets.checkpoint import load_model
+
+    if batch < 1:
+        raise AccuracyError("--batch must be at least 1")
+    if games is not None and games < 1:
+        raise AccuracyError("--games must be at least 1")
+    if positions is not None and positions < 1:
+        raise AccuracyError("--positions must be at least 1")
+    if games is None and positions is None:
+        positions = DEFAULT_POSITIONS
+    try:
+        files = D.find_sgf_files(data_dir)          # fails fast on an empty folder
+    except D.DataError as e:
+        raise AccuracyError(str(e)) from None
+    try:
+        model, meta = load_model(checkpoint)
+    except ValueError as e:
+        raise AccuracyError(str(e)) from None
+    if threads is not None:
+        if threads < 1:
+            raise AccuracyError("--threads must be at least 1")
+        torch.set_num_threads(threads)
+    workers = threads if threads is not None else torch.get_num_threads()
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
+        cache_path = Path(tmp) / "games.npz"
+        try:
+            built = D.build_cache(data_dir, cache_path, limit=games, val_fraction=0.0,
+                                  seed=seed, workers=workers, log=log)
+            cache = D.load_cache(cache_path)
+        except D.DataError as e:
+            raise AccuracyError(str(e)) from None
+    build_s = time.perf_counter() - t0
+    try:
+        model.check_size(cache.size)
+    except (AttributeError, ValueError) as e:
+        raise AccuracyError(f"checkpoint {checkpoint}: {e}") from None
+
+    g, picks, starts = choose_positions(cache, positions, seed)
+    n = len(picks)
+    if n == 0:
+        raise AccuracyError(f"no positions (non-pass moves) in the games under {data_dir}")
+    # warm-up, untimed: the replay kernel's compilation (or cache load) and
+    # torch's first call
+    first = next(replay_chunks(cache, g[:1], picks[:1], np.array([0, 1]), 1))
+    score_batch(model, *first)
+    hits = {k: 0 for k in TOPS}
+    nll = 0.0
+    illegal = 0
+    infer_s = 0.0
+    done = 0
+    t1 = last = time.perf_counter()
+    for x_all, y_all, c_all in replay_chunks(cache, g, picks, starts, 4 * batch):
+        for a in range(0, len(y_all), batch):
+            ti = time.perf_counter()
+            r = score_batch(model, x_all[a:a + batch], y_all[a:a + batch], c_all[a:a + batch])
+            infer_s += time.perf_counter() - ti
+            for k in TOPS:
+                hits[k] += r[k]
+            nll += r["nll"]
+            illegal += r["illegal_target"]
+        done += len(y_all)
+        now = time.perf_counter()
+        if log is not None and now - last > 10:
+            last = now
+            print(f"  {done}/{n} positions, top-1 {hits[1] / done:.4f} "
+                  f"({done / (now - t1):.0f} positions/s)", file=log, flush=True)
+    total_s = time.perf_counter() - t1
+
+    acc = {}
+    for k in TOPS:
+        lo, hi = wilson(hits[k], n)
+        acc[f"top{k}"] = {"hits": hits[k], "rate": hits[k] / n, "wilson95": [lo, hi]}
+    cfg = meta.get("config", {})
+    return {
+        "checkpoint": str(checkpoint),
+        "model": meta.get("model"), "layers": cfg.get("layers"), "width": cfg.get("width"),
+        "steps": meta.get("steps"),
+        "data_dir": str(data_dir), "files": len(files), "files_read": built["files"],
+        "games": cache.n_games, "games_with_positions": int(len(g)),
+        "skipped": built["skipped"], "ranks": built["rank_histogram"],
+        "ranks_unknown": built["ranks_unknown"],
+        "sample": "all non-pass moves" if n == cache.positions()
+        else f"drawn uniformly from {cache.positions()}",
+        "positions": n, "seed": seed, "games_limit": games, "positions_limit": positions,
+        **acc,
+        "log_loss": nll / n,
+        "illegal_targets": illegal,
+        "threads": torch.get_num_threads(), "batch": batch,
+        "inference_seconds": infer_s, "inference_positions_per_s": n / infer_s,
+        "overall_positions_per_s": n / total_s, "replay_seconds": total_s - infer_s,
+        "cache_seconds": build_s,
+    }
+
+
+# --------------------------------------------------------------------------
+# report
+
+
+def format_table(r: dict) -> str:
+    net = r["model"] or "?"
+    if r["layers"] and r["width"]:
+        net += f", {r['layers']} x {r['width']}"
+    if r["steps"] is not None:
+        net += f", step {r['steps']}"
+    skipped = sum(r["skipped"].values())
+    lines = [
+        f"checkpoint   {r['checkpoint']} ({net})",
+        f"data dir     {r['data_dir']}",
+        f"games        {r['games']} of {r['files_read']} files read "
+        f"({r['files']} in the folder; seed {r['seed']}"
+        + (f"; {skipped} skipped: {r['skipped']}" if skipped else "") + ")",
+        f"positions    {r['positions']} ({r['sample']}; no symmetry, illegal points masked)",
+        "",
+        "             accuracy   95% Wilson interval",
+    ]
+    for k in TOPS:
+        a = r[f"top{k}"]
+        lo, hi = a["wilson95"]
+        lines.append(f"top-{k:<2d}       {100 * a['rate']:6.2f}%   "
+                     f"{100 * lo:6.2f}% - {100 * hi:6.2f}%")
+    lines += [
+        f"log-loss     {r['log_loss']:.4f} nats per move (over the legal points)",
+        "",
+        f"speed        {r['inference_positions_per_s']:.0f} positions/s inference "
+        f"({r['threads']} thread{'s' if r['threads'] != 1 else ''}, batch {r['batch']}); "
+        f"{r['overall_positions_per_s']:.0f} positions/s with replay and planes; "
+        f"game cache {r['cache_seconds']:.1f} s",
+    ]
+    if r["illegal_targets"]:
+        lines.append(f"warning: {r['illegal_targets']} moves played were illegal by the "
+                     "LEGAL plane (counted as misses)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.accuracy",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("checkpoint", help="checkpoint file (nets.checkpoint)")
+    ap.add_argument("data_dir", nargs="?", default=DEFAULT_DATA,
+                    help=f"folder of SGF games, searched recursively (default {DEFAULT_DATA})")
+    ap.add_argument("--games", type=int, default=None,
+                    help="read a seeded random subset of G files (default: all)")
+    ap.add_argument("--positions", type=int, default=None,
+                    help="seeded uniform sample of N positions (default: every non-pass "
+                         f"move with --games, else {DEFAULT_POSITIONS})")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads and cache-building processes (default: torch's)")
+    ap.add_argument("--json", default=None, help="also write the summary to FILE")
+    args = ap.parse_args(argv)
+    try:
+        r = evaluate(args.checkpoint, args.data_dir, games=args.games,
+                     positions=args.positions, seed=args.seed, batch=args.batch,
+                     threads=args.threads)
+    except AccuracyError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(format_table(r))
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(r, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""bench.accuracy: a tiny checkpoint on a few synthetic SGF games (the
+numbers, the sampling, the planes against an independent replay) and the
+errors for missing or unusable inputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from bench import accuracy as A  # noqa: E402
+from engine.board import PASS, Board  # noqa: E402
+from engine.features import LEGAL, planes  # noqa: E402
+from nets import data as D  # noqa: E402
+from nets.checkpoint import save_checkpoint  # noqa: E402
+from nets.models import build_model  # noqa: E402
+from nets_helpers import make_sgf_dir, random_game, write_sgf  # noqa: E402
+
+N_MOVES = 40
+RANKS = [("7d", "5d"), ("9段", "P7段"), ("", "3k"), ("1p", "2d")]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("acc")
+    torch.manual_seed(3)
+    ck = save_checkpoint(root / "tiny.pt", build_model("small6", width=8, layers=2),
+                         metadata={"steps": 7})
+    games = root / "games"
+    for i in range(4):
+        write_sgf(games / f"g{i}.sgf", random_game(200 + i, N_MOVES), ranks=RANKS[i])
+    mixed = root / "mixed"
+    info = make_sgf_dir(mixed, n_good=3, n_moves=30)
+    return {"root": root, "ck": ck, "games": games, "mixed": mixed, "mixed_info": info}
+
+
+def _nonpass(path) -> int:
+    from engine import sgf
+    return sum(v is not None for _, v in sgf.load(str(path)).moves)
+
+
+def test_cli_all_positions_of_all_games(setup, capsys) -> None:
+    out_json = setup["root"] / "r.json"
+    rc = A.main([str(setup["ck"]), str(setup["games"]), "--games", "10", "--batch", "32",
+                 "--threads", "1", "--json", str(out_json)])
+    text = capsys.readouterr().out
+    assert rc == 0
+    r = json.loads(out_json.read_text())
+    want = sum(_nonpass(p) for p in setup["games"].glob("*.sgf"))
+    assert r["games"] == 4 and r["positions"] == want
+    assert r["sample"] == "all non-pass moves"
+    assert r["illegal_targets"] == 0
+    assert r["steps"] == 7 and r["model"] == "small6"
+    rates = [r[f"top{k}"]["rate"] for k in (1, 5, 10)]
+    assert 0.0 <= rates[0] <= rates[1] <= rates[2] <= 1.0
+    for k in (1, 5, 10):
+        a = r[f"top{k}"]
+        lo, hi = a["wilson95"]
+        assert 0.0 <= lo <= a["rate"] <= hi <= 1.0
+        assert a["hits"] == round(a["rate"] * want)
+    # an untrained net on a nearly empty board: about as good as chance
+    # (the move among ~330 legal points), far from perfect
+    assert rates[2] < 0.5
+    assert 0 < r["log_loss"] < 10
+    assert r["inference_positions_per_s"] > 0
+    for word in ("data dir", str(setup["games"]), "games", "positions", "top-1", "top-5",
+                 "top-10", "Wilson", "positions/s"):
+        assert word in text, word
+    assert f"{100 * rates[0]:.2f}%" in text
+
+
+def test_positions_sample_is_seeded(setup) -> None:
+    kw = dict(positions=50, batch=16, threads=1, log=None)
+    a = A.evaluate(setup["ck"], setup["games"], seed=1, **kw)
+    b = A.evaluate(setup["ck"], setup["games"], seed=1, **kw)
+    assert a["positions"] == 50 and a["sample"].startswith("drawn uniformly")
+    assert [a[f"top{k}"]["hits"] for k in (1, 5, 10)] == \
+        [b[f"top{k}"]["hits"] for k in (1, 5, 10)]
+    assert a["log_loss"] == pytest.approx(b["log_loss"])
+    # more positions than there are: all of them
+    c = A.evaluate(setup["ck"], setup["games"], positions=10**6, batch=64, threads=1,
+                   log=None)
+    assert c["sample"] == "all non-pass moves"
+
+
+def test_choose_positions_uniform_distinct(setup, tmp_path) -> None:
+    D.build_cache(setup["games"], tmp_path / "c.npz", val_fraction=0.0, workers=1, log=None)
+    cache = D.load_cache(tmp_path / "c.npz")
+    nn = cache.size * cache.size
+    g, picks, starts = A.choose_positions(cache, 60, seed=5)
+    assert len(picks) == 60 and starts[-1] == 60 and len(starts) == len(g) + 1
+    seen = set()
+    for i, game in enumerate(g):
+        p = picks[starts[i]:starts[i + 1]]
+        assert np.all(np.diff(p) > 0)
+        a = cache.offsets[game]
+        assert np.all(cache.moves[a + p] != nn)          # never a pass
+        seen |= {(int(game), int(t)) for t in p}
+    assert len(seen) == 60
+    g, picks, starts = A.choose_positions(cache, None, seed=5)
+    assert len(picks) == cache.positions()
+
+
+def test_planes_match_an_independent_replay(setup, tmp_path) -> None:
+    """The kernel path gives the planes, ranks, colours and targets that the
+    engine's Board and features.planes give for the same records."""
+    from engine import sgf
+
+    D.build_cache(setup["games"], tmp_path / "c.npz", val_fraction=0.0, workers=1, log=None)
+    cache = D.load_cache(tmp_path / "c.npz")
+    g, picks, starts = A.choose_positions(cache, None, seed=0)
+    xs, ys, cs = zip(*A.replay_chunks(cache, g, picks, starts, 25))
+    x, y, c = np.concatenate(xs), np.concatenate(ys), np.concatenate(cs)
+    k = 0
+    for gi in g:
+        src = cache.source[gi].decode()
+        rec = sgf.load(str(setup["games"] / src))
+        ranks = D.root_ranks((setup["games"] / src).read_bytes())
+        rank = [D.parse_rank(r) or D.DEFAULT_RANK for r in ranks]
+        board, hist = Board(19), []
+        for colour, v in rec.moves:
+            p = PASS if v is None else board.point(*v)
+            if v is not None:
+                board.to_move = colour
+                want = planes(board, hist[::-1], rank[colour - 1], np.uint8)
+                assert np.array_equal(x[k], want), (src, k)
+                i, j = divmod(int(y[k]), 19)
+                assert board.point(j, 18 - i) == p and c[k] == colour - 1
+                assert x[k, LEGAL, i, j] == 1
+                k += 1
+            board.play(p, colour)
+            hist.append(p)
+    assert k == len(y)
+
+
+def test_skipped_records_are_reported(setup, capsys) -> None:
+    rc = A.main([str(setup["ck"]), str(setup["mixed"]), "--games", "100", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "3 of 9 files read" in out and "6 skipped" in out
+
+
+def _fails(argv, capsys, *names) -> None:
+    rc = A.main(argv)
+    err = capsys.readouterr().err
+    assert rc != 0 and rc == 2
+    for name in names:
+        assert name in err, err
+
+
+def test_errors_name_the_path(setup, tmp_path, capsys) -> None:
+    ck, games = str(setup["ck"]), str(setup["games"])
+    missing = str(tmp_path / "nope.pt")
+    _fails([missing, games], capsys, missing, "does not exist")
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint")
+    _fails([str(garbage), games], capsys, str(garbage))
+    _fails([ck, str(tmp_path / "no_such_dir")], capsys, str(tmp_path / "no_such_dir"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _fails([ck, str(empty)], capsys, str(empty), "no SGF")
+    unusable = tmp_path / "unusable"
+    write_sgf(unusable / "small.sgf", random_game(1, 10, size=9), size=9)
+    _fails([ck, str(unusable)], capsys, str(unusable), "no usable game")
+    _fails([ck, games, "--positions", "0"], capsys, "--positions")
