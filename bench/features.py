@@ -34,7 +34,7 @@ def random_position(size: int, fill: float, rng: np.random.Generator):
     target = int(fill * size * size)
     while size * size - s[S_NEMPTY] < target:
         c = int(s[S_TO_MOVE])
-        p = int(random_move(b, s, state, c))
+        p = int(random_move(b, s, state, c, 0))
         play(b, s, ZOBRIST, p, c)
         moves.append(p)
         if p == PASS and len(moves) > 1 and moves[-2] == PASS:

@@ -379,52 +379,63 @@ def is_eyeish(b, s, p, c):
 
 
 @njit(nogil=True, cache=True)
-def area_score(b, s):
-    """Tromp-Taylor area score: (black points, white points).  Stones count
-    for their colour, empty regions for the colour that alone reaches them."""
+def area_fill(b, s, own, stack):
+    """Tromp-Taylor area: (black points, white points).  Stones count for
+    their colour, empty regions for the colour that alone reaches them.
+    Adds +1 (black) or -1 (white) per owned point to ``own``; ``stack`` is
+    scratch of at least the board's point count, so playouts score without
+    allocating."""
     w = s[S_W]
     st = new_stamp(b, s)
-    stack = np.empty(w * w, np.int32)
     black = 0
     white = 0
-    for i in range(s[S_NEMPTY]):
-        p = b[EMPTIES, i]
-        if b[MARK, p] == st:
-            continue
-        # flood fill the empty region from p
-        top = 0
-        stack[top] = p
-        top += 1
-        b[MARK, p] = st
-        size = 0
-        reach = 0
-        while top > 0:
-            top -= 1
-            q = stack[top]
-            size += 1
-            for d in (-w, -1, 1, w):
-                r = q + d
-                k = b[COLOR, r]
-                if k == EMPTY:
-                    if b[MARK, r] != st:
-                        b[MARK, r] = st
-                        stack[top] = r
-                        top += 1
-                elif k == BLACK:
-                    reach |= 1
-                elif k == WHITE:
-                    reach |= 2
-        if reach == 1:
-            black += size
-        elif reach == 2:
-            white += size
-    for p in range(w * w):
+    for p in range(w + 1, w * (w - 1) - 1):
         k = b[COLOR, p]
         if k == BLACK:
             black += 1
+            own[p] += 1.0
         elif k == WHITE:
             white += 1
+            own[p] -= 1.0
+        elif k == EMPTY and b[MARK, p] != st:
+            # flood the empty region; the stack keeps all of it, so it can
+            # be credited to its owner afterwards
+            stack[0] = p
+            b[MARK, p] = st
+            top = 0
+            end = 1
+            reach = 0
+            while top < end:
+                q = stack[top]
+                top += 1
+                for d in (-w, -1, 1, w):
+                    r = q + d
+                    kk = b[COLOR, r]
+                    if kk == EMPTY:
+                        if b[MARK, r] != st:
+                            b[MARK, r] = st
+                            stack[end] = r
+                            end += 1
+                    elif kk == BLACK:
+                        reach |= 1
+                    elif kk == WHITE:
+                        reach |= 2
+            if reach == 1 or reach == 2:
+                if reach == 1:
+                    black += end
+                else:
+                    white += end
+                sign = 1.0 if reach == 1 else -1.0
+                for i in range(end):
+                    own[stack[i]] += sign
     return black, white
+
+
+@njit(nogil=True, cache=True)
+def area_score(b, s):
+    """Tromp-Taylor area score: (black points, white points)."""
+    n = b.shape[1]
+    return area_fill(b, s, np.zeros(n), np.empty(n, np.int32))
 
 
 @njit(nogil=True, cache=True)

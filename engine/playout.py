@@ -19,8 +19,10 @@ from engine.patterns import pattern_code
 
 
 @njit(nogil=True, cache=True)
-def random_move(b, s, rng, c):
-    """A uniformly chosen legal move for c that fills no own eye, or PASS.
+def random_move(b, s, rng, c, sa_limit):
+    """A uniformly chosen legal move for c that fills no own eye, or PASS;
+    with ``sa_limit`` > 0 also none that leaves ``sa_limit`` or more own
+    stones in atari.
 
     Starts at a random index of the empty-point list and walks it
     circularly, so no candidate list is built."""
@@ -33,7 +35,8 @@ def random_move(b, s, rng, c):
         if j >= n:
             j -= n
         p = b[EMPTIES, j]
-        if not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
+        if (not is_eyeish(b, s, p, c) and is_legal(b, s, p, c)
+                and (sa_limit == 0 or self_atari_size(b, s, p, c) < sa_limit)):
             return p
     return PASS
 
@@ -72,7 +75,7 @@ def light_playout(b, s, zob, rng, max_moves):
     return the final area score from black's view (without komi)."""
     for _ in range(max_moves):
         c = s[S_TO_MOVE]
-        p = random_move(b, s, rng, c)
+        p = random_move(b, s, rng, c, 0)
         play(b, s, zob, p, c)
         if s[S_PASSES] >= 2:
             break
@@ -163,19 +166,7 @@ def policy_move(b, s, rng, c, gammas, mass, sa_limit, cand, wts):
                     r -= wts[i]
                     if r < 0.0 and self_atari_size(b, s, cand[i], c) < sa_limit:
                         return cand[i]
-    n = s[S_NEMPTY]
-    if n == 0:
-        return PASS
-    start = rng_below(rng, n)
-    for i in range(n):
-        j = start + i
-        if j >= n:
-            j -= n
-        p = b[EMPTIES, j]
-        if (not is_eyeish(b, s, p, c) and is_legal(b, s, p, c)
-                and self_atari_size(b, s, p, c) < sa_limit):
-            return p
-    return PASS
+    return random_move(b, s, rng, c, sa_limit)
 
 
 @njit(nogil=True, cache=True)

@@ -25,7 +25,7 @@ from numba import njit
 
 from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, PASS,
                           S_N, S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WALL, WHITE,
-                          ZOBRIST, Board, chain_liberty, is_eyeish, is_legal,
+                          ZOBRIST, Board, area_fill, chain_liberty, is_eyeish, is_legal,
                           libs_after, new_stamp, play)
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
@@ -177,52 +177,6 @@ def select_child(ti, tf, node, params):
 
 
 @njit(nogil=True, cache=True)
-def score_owner(b, s, own, stack):
-    """Tromp-Taylor area score (black minus white, no komi) of the board,
-    adding +1/-1 per point to ``own`` for black/white ownership."""
-    w = s[S_W]
-    st = new_stamp(b, s)
-    score = 0
-    for p in range(w + 1, w * (w - 1) - 1):
-        k = b[COLOR, p]
-        if k == BLACK:
-            score += 1
-            own[p] += 1.0
-        elif k == WHITE:
-            score -= 1
-            own[p] -= 1.0
-        elif k == EMPTY and b[MARK, p] != st:
-            # flood the empty region; stack holds it, so a second pass can
-            # credit every point of it
-            top = 0
-            stack[0] = p
-            b[MARK, p] = st
-            end = 1
-            reach = 0
-            while top < end:
-                q = stack[top]
-                top += 1
-                for d in (-w, -1, 1, w):
-                    r = q + d
-                    kk = b[COLOR, r]
-                    if kk == EMPTY:
-                        if b[MARK, r] != st:
-                            b[MARK, r] = st
-                            stack[end] = r
-                            end += 1
-                    elif kk == BLACK:
-                        reach |= 1
-                    elif kk == WHITE:
-                        reach |= 2
-            if reach == 1 or reach == 2:
-                sign = 1.0 if reach == 1 else -1.0
-                score += end if reach == 1 else -end
-                for i in range(end):
-                    own[stack[i]] += sign
-    return score
-
-
-@njit(nogil=True, cache=True)
 def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
              allow_all, seq, first_idx, path, cand, wts, own, stack, counters, n_sims):
     """Run n_sims simulations from the root position (rb, rs) on the thread's
@@ -270,7 +224,8 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
         if s[S_PASSES] < 2:
             nseq = policy_playout(b, s, zob, rng, max_playout, gammas, mass, sa_limit,
                                   cand, wts, seq, nseq)
-        score = score_owner(b, s, own, stack) - komi
+        black, white = area_fill(b, s, own, stack)
+        score = black - white - komi
         winner = BLACK if score > 0 else WHITE
         # AMAF: first_idx[m] = first index >= d at which m was played
         for i in range(nseq - 1, depth - 1, -1):
