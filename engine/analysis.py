@@ -41,7 +41,6 @@ log = logging.getLogger("engine")
 
 _COLORS = {"b": BLACK, "w": WHITE}
 _NAMES = {BLACK: "b", WHITE: "w"}
-_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 LCB_Z = 1.96            # normal quantile of the winrate's lower confidence bound
 MIN_INTERVAL = 0.01     # seconds between reports at the most frequent
 GUI_ROLLOUTS = 3000     # simulations behind a GUI display when no search of the position is at hand
@@ -391,14 +390,7 @@ class Analysis:
         r = self.player.last_result
         if r is None:
             return ""
-        size = self.player.game.size
-        width = size + 2
-
-        def name(p: int) -> str:
-            if p == PASS:
-                return "pass"
-            return f"{_LETTERS[p % width - 1]}{size - p // width + 1}"
-
-        line = " ".join(name(p) for p in r.candidates[0].pv) if r.candidates else ""
+        board = self.player.game.board
+        line = " ".join(board.name(p) for p in r.candidates[0].pv) if r.candidates else ""
         return (f"{r.sims} rollouts in {r.seconds:.2f}s, winrate {r.winrate:.3f},"
                 f" best line {line or 'none'}")

@@ -460,6 +460,7 @@ def rng_below(rng, n):
 
 
 _CHARS = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"   # GTP column letters: no I
 
 
 class IllegalMove(ValueError):
@@ -497,6 +498,22 @@ class Board:
 
     def coords(self, p: int) -> tuple[int, int]:
         return p % self.width - 1, self.size - p // self.width
+
+    def name(self, p: int) -> str:
+        """GTP name of a point (``C3``, ``pass``), for logs and tests."""
+        if p == PASS:
+            return "pass"
+        col, row = self.coords(p)
+        return f"{COLUMNS[col]}{row + 1}"
+
+    def at(self, text: str) -> int:
+        """Point of a GTP vertex (``C3``, ``pass`` in any case)."""
+        if text.lower() == "pass":
+            return PASS
+        col, row = COLUMNS.index(text[0].upper()), int(text[1:]) - 1
+        if not (0 <= col < self.size and 0 <= row < self.size):
+            raise ValueError(f"vertex {text} is off the {self.size}x{self.size} board")
+        return self.point(col, row)
 
     def points(self):
         """Every on-board point, top row first, left to right."""

@@ -825,7 +825,6 @@ def compute_planes(b, s, zob, history, rank, out, scratch_b, scratch_s):
     n = s[S_N]
     w = s[S_W]
     c = s[S_TO_MOVE]
-    o = 3 - c
     out[:, :n, :n] = 0
     _begin(scratch_b, scratch_s)
     loaded = False

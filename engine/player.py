@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from engine.board import (BLACK, COLOR, MAX_SIZE, PASS, S_NEMPTY, WHITE,
+from engine.board import (BLACK, COLOR, COLUMNS, MAX_SIZE, PASS, S_NEMPTY, WHITE,
                           IllegalMove, area_score)
 from engine.config import EngineConfig
 from engine.patterns import load_gammas
@@ -29,7 +29,6 @@ _COLORS = {"b": BLACK, "w": WHITE}
 OWNERSHIP_ROLLOUTS = 3000   # playouts behind final_score / final_status_list when no search is at hand
 DEAD_THRESHOLD = 0.5        # a stone is dead when the other colour owns its point this surely
 SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is in seki
-_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 
 Vertex = tuple[int, int] | None
 
@@ -148,17 +147,11 @@ class Player:
         return result.move
 
     def _log_result(self, color: str, r: SearchResult, move: int | str) -> None:
-        best = ", ".join(f"{self._format(c.move)} {c.visits} {c.winrate:.3f}"
+        best = ", ".join(f"{self.game.board.name(c.move)} {c.visits} {c.winrate:.3f}"
                          for c in r.candidates[:5])
         log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f, tree %d nodes | %s",
-                 color, move if isinstance(move, str) else self._format(move), r.sims,
+                 color, move if isinstance(move, str) else self.game.board.name(move), r.sims,
                  r.seconds, r.sims_per_s, r.winrate, r.nodes, best)
-
-    def _format(self, p: int) -> str:
-        if p == PASS:
-            return "pass"
-        col, row = self.game.board.coords(p)
-        return f"{_LETTERS[col]}{row + 1}"
 
     # handicap ------------------------------------------------------------
     def _require_empty(self) -> None:
@@ -303,7 +296,7 @@ class Player:
         board = self.game.board
         size = board.size
         stars = {board.point(*v) for v in star_points(size)}
-        letters = " ".join(_LETTERS[:size])
+        letters = " ".join(COLUMNS[:size])
         lines = ["   " + letters]
         caps_b, caps_w = board.captures
         for r in range(size - 1, -1, -1):

@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, PASS,
-                          S_N, S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WALL, WHITE,
-                          ZOBRIST, Board, area_fill, chain_liberty, is_eyeish, is_legal,
-                          libs_after, new_stamp, play)
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
+                          S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
+                          Board, area_fill, is_eyeish, is_legal, libs_after, play)
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
 from engine.playout import policy_playout, self_atari_size
@@ -185,7 +184,6 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
     w = rs[S_W]
     npts = w * w
     root_c = rs[S_TO_MOVE]
-    vloss = np.int32(params[P_VLOSS])
     expand_visits = params[P_EXPAND]
     komi = params[P_KOMI]
     mass = params[P_MASS]

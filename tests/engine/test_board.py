@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import board as kb
-from engine.board import BLACK, EMPTY, PASS, WHITE, Board, IllegalMove
+from engine.board import BLACK, COLUMNS, EMPTY, PASS, WHITE, Board, IllegalMove
 
-LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP column letters: no I
+LETTERS = COLUMNS
 COLORS = {"X": BLACK, "B": BLACK, "O": WHITE, "W": WHITE}
 
 
@@ -28,21 +28,10 @@ COLORS = {"X": BLACK, "B": BLACK, "O": WHITE, "W": WHITE}
 # helpers
 
 
-def vertex(board: Board, v: str) -> int:
-    """GTP vertex ("C3", "pass") -> padded point of ``board``."""
-    if v.lower() == "pass":
-        return PASS
-    col = LETTERS.index(v[0].upper())
-    row = int(v[1:]) - 1
-    assert 0 <= col < board.size and 0 <= row < board.size, v
-    return board.point(col, row)
+vertex = Board.at
 
 
-def name(board: Board, p: int) -> str:
-    if p == PASS:
-        return "pass"
-    col, row = board.coords(p)
-    return f"{LETTERS[col]}{row + 1}"
+name = Board.name
 
 
 def diagram(text: str) -> str:

@@ -27,7 +27,6 @@ from engine.patterns import load_gammas
 from engine.search import Search, position_key
 from engine.tree import F_VISITS, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT
 
-LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 SEEDS = range(1, 21)
 REQUIRED = 19          # of 20 seeds: 95 %
 
@@ -37,21 +36,10 @@ def gammas():
     return load_gammas()
 
 
-def vertex(board: Board, v: str) -> int:
-    """GTP vertex ("C3", "pass") -> padded point of ``board``."""
-    if v.lower() == "pass":
-        return PASS
-    col = LETTERS.index(v[0].upper())
-    row = int(v[1:]) - 1
-    assert 0 <= col < board.size and 0 <= row < board.size, v
-    return board.point(col, row)
+vertex = Board.at
 
 
-def name(board: Board, p: int) -> str:
-    if p == PASS:
-        return "pass"
-    col, row = board.coords(p)
-    return f"{LETTERS[col]}{row + 1}"
+name = Board.name
 
 
 def choices(gammas, diagram: str, to_move: int, komi: float, sims: int) -> Counter:

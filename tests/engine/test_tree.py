@@ -27,7 +27,6 @@ from engine.tree import (EXPANDED, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_V
                          F_WINS, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT,
                          T_STATE, T_VLOSS, UNEXPANDED, Tree, copy_subtree, init_node)
 
-LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +34,7 @@ def gammas():
     return load_gammas()
 
 
-def vertex(board: Board, v: str) -> int:
-    col = LETTERS.index(v[0].upper())
-    return board.point(col, int(v[1:]) - 1)
+vertex = Board.at
 
 
 def reachable(tree: Tree) -> list[int]:
