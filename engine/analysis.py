@@ -134,10 +134,11 @@ class Analysis:
         if position_key(board) != search.root_key:
             search.clear()      # so that no snapshot shows another position's tree
         komi = self.player.game.komi
+        history = self.player.history()
 
         def work() -> None:
             try:
-                search.run(board, komi, avoid=avoid)
+                search.run(board, komi, avoid=avoid, history=history)
             except Exception:  # noqa: BLE001 - reported, the session goes on
                 log.exception("background search failed")
 
@@ -299,8 +300,12 @@ class Analysis:
     # -- GUI displays ------------------------------------------------------------
 
     def priors(self, color: str | None) -> dict[tuple[int, int], float]:
+        """The network's move probabilities, or the heuristic priors'
+        values where no network serves this board."""
         board = self._board(color)
-        values = self.player.search.priors(board, self.player.game.komi)
+        values = self.player.move_probabilities(board.to_move)
+        if not values:
+            values = self.player.search.priors(board, self.player.game.komi)
         return {board.coords(p): v for p, v in values.items()}
 
     def report(self, color: str | None) -> Report:
@@ -313,7 +318,7 @@ class Analysis:
         cfg = self.player.config
         result = self.player.search.run(board, self.player.game.komi,
                                         max_sims=min(cfg.rollouts, GUI_ROLLOUTS),
-                                        seconds=cfg.move_time)
+                                        seconds=cfg.move_time, history=self.player.history())
         rep = self.make_report(board, result, ownership=True)
         self._cache = (key, rep)
         return rep
@@ -373,9 +378,15 @@ class Analysis:
         cfg = p.config
         s = cfg.search
         move_time = "none" if cfg.move_time is None else f"{cfg.move_time:g}s"
+        if cfg.policy_only:
+            what = f"policy network {p.network.name} alone, no search"
+        elif p.network is not None:
+            what = (f"UCT + RAVE Monte-Carlo tree search with delayed priors from policy network"
+                    f" {p.network.name} on {p.network.device}, and 3x3-pattern playouts")
+        else:
+            what = "UCT + RAVE Monte-Carlo tree search with heuristic priors and 3x3-pattern playouts"
         return "\n".join([
-            f"{p.name} {p.version}: UCT + RAVE Monte-Carlo tree search with heuristic priors"
-            " and 3x3-pattern playouts",
+            f"{p.name} {p.version}: {what}",
             f"rollouts {cfg.rollouts}, time per move {move_time}, threads {cfg.threads},"
             f" resign below {cfg.resign:g}, lag {cfg.lag:g}s, seed {cfg.seed or 'clock'}",
             f"tree cap {s.max_nodes} nodes, c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g},"

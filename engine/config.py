@@ -33,8 +33,15 @@ class SearchConfig:
     playout_pattern_mass: float = 4.0   # weight of "play elsewhere" against 3x3 patterns around the last move
     playout_self_atari: int = 3     # a random playout move putting this many own stones in atari is refused
     batch: int = 16                 # simulations per kernel call between thread check-points
-    max_nodes: int = 1_000_000      # tree memory cap (48 bytes a node, twice for reuse); when
+    max_nodes: int = 1_000_000      # tree memory cap (52 bytes a node, twice for reuse); when
                                     # reached the search stops expanding and keeps simulating
+    # delayed priors from the policy network (engine/priors.py)
+    prior_cnn: float = 40.0         # visits of experience the network's opinion of a move is worth
+                                    # (value sqrt(p / p_best)), added to the heuristic priors
+    nn_visits: int = 0              # visits a node needs before it is sent to the network
+                                    # (the back-pressure raises it while the queue is long)
+    nn_queue: int = 512             # queue bound (requests) before back-pressure starts
+    nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
 
 
 @dataclass(frozen=True)
@@ -48,4 +55,5 @@ class EngineConfig:
                                 # playout winrates run pessimistic in close endgames, so keep it low
     lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
+    policy_only: bool = False   # play the network's best move, no search (needs a network)
     search: SearchConfig = field(default_factory=lambda: SearchConfig())

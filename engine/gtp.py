@@ -1,15 +1,18 @@
 """Composition root: ``python -m engine.gtp [options]`` speaks GTP on
-stdin/stdout.  Parses the command line into the frozen configs, builds the
-player and its analysis front (engine/analysis.py), warms up the numba
-kernels (so no GTP command pays for compiling), and serves the standard GTP
-registry plus the engine's extensions.  stdout belongs to GTP alone; logs
-and GoGui's live graphics go to stderr."""
+stdin/stdout.  Parses the command line into the frozen configs, loads the
+policy network (nets/, imported lazily here and nowhere else in engine/)
+and starts its prior worker, builds the player and its analysis front
+(engine/analysis.py), warms up the numba kernels (so no GTP command pays
+for compiling), and serves the standard GTP registry plus the engine's
+extensions.  stdout belongs to GTP alone; logs and GoGui's live graphics go
+to stderr."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import logging
+import os
 import sys
 
 from engine.config import EngineConfig, SearchConfig
@@ -17,9 +20,20 @@ from engine.config import EngineConfig, SearchConfig
 
 @dataclasses.dataclass(frozen=True)
 class FrontOptions:
-    """Options of the GTP front end, outside the engine's config."""
+    """Options of the GTP front end and the network, outside the engine's config."""
     ponder: bool = False
     gfx_interval: float = 0.0
+    network: str | None = None      # checkpoint path; None: no network
+    device: str = "auto"
+    batch: int = 128
+    net_threads: int = 1
+
+
+def _rank(text: str) -> int:
+    t = text.strip().lower()
+    if len(t) == 2 and t[0] in "123456789" and t[1] == "d":
+        return int(t[0])
+    raise argparse.ArgumentTypeError(f"rank must be 1d..9d, got {text!r}")
 
 
 def parse_args(argv: list[str] | None = None) -> EngineConfig:
@@ -52,6 +66,18 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
                     help="after genmove, search on until the next command")
     ap.add_argument("--gfx-interval", type=float, default=0.0, metavar="SECONDS",
                     help="GoGui live graphics on stderr during genmove (default: off)")
+    ap.add_argument("--network", default="default", metavar="PATH",
+                    help="policy network checkpoint; 'default' the shipped one, 'none' no network")
+    ap.add_argument("--policy-only", action="store_true",
+                    help="play the network's best move with no search (the paper's CNN alone)")
+    ap.add_argument("--rank", type=_rank, default="9d",
+                    help="rank planes fed to the network, 1d..9d (default 9d)")
+    ap.add_argument("--device", default="auto",
+                    help="network device: auto (GPU if there is one), cpu, cuda, cuda:N")
+    ap.add_argument("--batch", type=int, default=128,
+                    help="network batch size of the prior worker (default %(default)s)")
+    ap.add_argument("--net-threads", type=int, default=1,
+                    help="CPU threads of the network when it runs on the CPU (default %(default)s)")
     args = ap.parse_args(argv)
     if args.rollouts < 1:
         ap.error("--rollouts must be at least 1")
@@ -67,13 +93,43 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
         ap.error("--size must be between 2 and 25")
     if not args.gfx_interval >= 0:
         ap.error("--gfx-interval must not be negative")
+    if args.batch < 1:
+        ap.error("--batch must be at least 1")
+    if args.net_threads < 1:
+        ap.error("--net-threads must be at least 1")
+    network = None if args.network.lower() == "none" else args.network
+    if args.policy_only and network is None:
+        ap.error("--policy-only needs a network")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s")
-    search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes)
+    search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes, nn_rank=args.rank)
     config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
                           move_time=args.move_time, threads=args.threads, resign=args.resign,
-                          lag=args.lag, seed=args.seed, search=search)
-    return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval)
+                          lag=args.lag, seed=args.seed, policy_only=args.policy_only,
+                          search=search)
+    return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval,
+                                network=network, device=args.device, batch=args.batch,
+                                net_threads=args.net_threads)
+
+
+def load_network(options: FrontOptions):
+    """(evaluator, start_worker) for the Player, or (None, None)."""
+    if options.network is None:
+        return None, None
+    from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
+    from nets.worker import PriorWorker
+
+    path = DEFAULT_WEIGHTS if options.network == "default" else options.network
+    evaluator = PolicyEvaluator(path, options.device, options.net_threads)
+    logging.getLogger("engine").info("network %s (%s) on %s", evaluator.name, path,
+                                     evaluator.device)
+
+    def start_worker(queue):
+        worker = PriorWorker(queue, evaluator, options.batch)
+        worker.start()
+        return worker
+
+    return evaluator, start_worker
 
 
 def build_registry(player, options: FrontOptions | None = None):
@@ -118,11 +174,25 @@ def main(argv: list[str] | None = None) -> int:
     from gtp import serve
     from engine.player import Player
 
-    player = Player(config)
-    player.warm_up()
-    serve(build_registry(player, options))
+    try:
+        network, start_worker = load_network(options)
+    except ValueError as e:
+        sys.stderr.write(f"python -m engine.gtp: error: --network: {e}\n")
+        return 2
+    player = Player(config, network, start_worker)
+    try:
+        player.warm_up()
+        serve(build_registry(player, options))
+    finally:
+        player.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Interpreter teardown with torch and numba loaded takes seconds; GTP
+    # controllers (gogui-twogtp, ringmaster) expect quit to end the process
+    # at once.  Everything is answered and flushed by now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from engine.board import (BLACK, COLOR, COLUMNS, MAX_SIZE, PASS, S_NEMPTY, WHITE,
-                          IllegalMove, area_score)
+                          IllegalMove, area_score, is_eyeish)
 from engine.config import EngineConfig
 from engine.patterns import load_gammas
 from engine.search import Search, SearchResult, position_key
@@ -27,6 +27,7 @@ log = logging.getLogger("engine")
 
 _COLORS = {"b": BLACK, "w": WHITE}
 OWNERSHIP_ROLLOUTS = 3000   # playouts behind final_score / final_status_list when no search is at hand
+POLICY_ONLY_ROLLOUTS = 1000 # playouts a policy-only player spends judging the score before it passes
 DEAD_THRESHOLD = 0.5        # a stone is dead when the other colour owns its point this surely
 SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is in seki
 
@@ -37,13 +38,40 @@ class Player:
     name = "delayed-go"
     version = "0.1.0"
 
-    def __init__(self, config: EngineConfig | None = None):
+    def __init__(self, config: EngineConfig | None = None, network=None, start_worker=None):
+        """network: a policy network (``evaluate(planes, colors)``,
+        ``supports(size)``, see nets/evaluator.py) or None; start_worker:
+        ``start_worker(queue) -> worker`` starts the thread that feeds the
+        search's delayed priors (nets/worker.py), ``worker.stop()`` ends it."""
         self.config = config or EngineConfig()
         self.game = Game(size=self.config.board_size, komi=self.config.komi)
+        self.network = network
+        self._start_worker = start_worker
+        self._worker = None
+        if self.config.policy_only and network is None:
+            raise ValueError("policy-only play needs a network")
         seed = self.config.seed or (time.time_ns() & 0xFFFFFFFF) | 1
         self.search = Search(self.config.search, load_gammas(), self.config.threads, seed)
+        self._wire_network()
         self.last_result: SearchResult | None = None
         self._ownership: tuple | None = None
+
+    def _wire_network(self) -> None:
+        if self.network is None:
+            return
+        self.search.attach_network(self.network.evaluate, self.network.supports)
+        if self._start_worker is not None and not self.config.policy_only:
+            self._worker = self._start_worker(self.search.queue)
+
+    def close(self) -> None:
+        """Stop the network worker (quit)."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    def history(self) -> tuple[int, ...]:
+        """The game's last moves, most recent first (the network's input)."""
+        return tuple(p for _, p in reversed(self.game.moves[-4:]))
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) every kernel a GTP command
@@ -52,6 +80,9 @@ class Player:
         spare = Search(self.config.search.__class__(max_nodes=20_000), self.search.gammas, 1, 1)
         board = Game(size=7).board
         spare.run(board, 7.5, max_sims=64)
+        if self.network is not None and self.network.supports(9):
+            spare.attach_network(self.network.evaluate, self.network.supports)
+            spare.run(Game(size=9).board, 7.5, max_sims=64)   # the network's first call is slow too
         area_score(board.b, board.s)
         log.info("kernels ready in %.1fs", time.perf_counter() - started)
 
@@ -60,8 +91,10 @@ class Player:
         a new thread count rebuilds the search, dropping its tree."""
         old, self.config = self.config, dataclasses.replace(self.config, **changes)
         if self.config.threads != old.threads:
+            self.close()
             seed = self.config.seed or (time.time_ns() & 0xFFFFFFFF) | 1
             self.search = Search(self.config.search, self.search.gammas, self.config.threads, seed)
+            self._wire_network()
 
     # helpers -------------------------------------------------------------
     def _point(self, v: Vertex) -> int:
@@ -111,8 +144,12 @@ class Player:
         if game.board.to_move != c:
             game.board.to_move = c
             self.search.clear()
+        if self.config.policy_only:
+            move = self._policy_move(c, cleanup)
+            self._play(c, move)
+            return self._vertex(move)
         result = self.search.run(game.board, game.komi, max_sims=self.config.rollouts,
-                                 seconds=self._budget(c))
+                                 seconds=self._budget(c), history=self.history())
         self.last_result = result
         self._ownership = (position_key(game.board), result.ownership)
         move = self._decide(c, result, cleanup)
@@ -121,6 +158,43 @@ class Player:
             return "resign"
         self._play(c, move)
         return self._vertex(move)
+
+    def move_probabilities(self, color: int | None = None) -> dict[int, float]:
+        """The network's probability of each legal move (empty without one)."""
+        board = self.game.board
+        if color is not None and color != board.to_move:
+            board = board.copy()
+            board.to_move = color
+        return self.search.network_policy(board, self.history())
+
+    def _policy_move(self, c: int, cleanup: bool) -> int:
+        """The paper's "CNN alone": the network's most probable legal move
+        that fills no own eye.  It passes when nothing else is left, or
+        when the opponent passed and a short playout count says the game is
+        won (and, in cleanup mode, no dead opponent stones are left)."""
+        game = self.game
+        board = game.board
+        started = time.perf_counter()
+        probs = self.move_probabilities()
+        ranked = sorted(probs.items(), key=lambda kv: -kv[1])
+        move = PASS
+        for p, prob in ranked:
+            if not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None:
+                move = p
+                break
+        if game.moves and game.moves[-1][1] == PASS:
+            key = position_key(board)
+            result = self.search.run(board, game.komi,
+                                     max_sims=min(self.config.rollouts, POLICY_ONLY_ROLLOUTS))
+            self._ownership = (key, result.ownership)
+            dead = [p for p in self._dead_stones(result.ownership) if board.color(p) != c]
+            sign = 1 if c == BLACK else -1
+            if sign * self._score_with_dead_removed(result.ownership) > 0 and not (cleanup and dead):
+                move = PASS
+        best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
+        log.info("genmove %s (policy only): %s in %.3fs | %s", "b" if c == BLACK else "w",
+                 board.name(move), time.perf_counter() - started, best)
+        return move
 
     def _budget(self, c: int) -> float | None:
         budget = move_budget(self.game.clocks[c], int(self.game.board.s[S_NEMPTY]), self.config.lag)
@@ -152,6 +226,14 @@ class Player:
         log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f, tree %d nodes | %s",
                  color, move if isinstance(move, str) else self.game.board.name(move), r.sims,
                  r.seconds, r.sims_per_s, r.winrate, r.nodes, best)
+        if r.net is not None:
+            n = r.net
+            log.info("network: %d evaluations (%.0f/s, mean batch %.1f), %d requested, queue %d,"
+                     " prior lag median %.1f ms p95 %.1f ms, dropped %d, deferred %d,"
+                     " visit threshold %g", n.evaluated,
+                     n.evaluated / r.seconds if r.seconds > 0 else 0.0, n.mean_batch,
+                     n.requested, n.queue, n.lag_median_ms, n.lag_p95_ms, n.dropped,
+                     n.deferred, n.nn_visits)
 
     # handicap ------------------------------------------------------------
     def _require_empty(self) -> None:
@@ -204,7 +286,8 @@ class Player:
         key = position_key(self.game.board)
         if self._ownership is None or self._ownership[0] != key:
             sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
-            result = self.search.run(self.game.board, self.game.komi, max_sims=sims)
+            result = self.search.run(self.game.board, self.game.komi, max_sims=sims,
+                                     history=self.history())
             self._ownership = (key, result.ownership)
         return self._ownership[1]
 

@@ -29,19 +29,20 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
 from engine.playout import policy_playout, self_atari_size
-from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_PRIOR_N,
-                         F_PRIOR_W, F_VISITS, F_WINS, NO_NODE, ROOT, T_FIRST,
-                         T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
+from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
+from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
+                         F_PRIOR_W, F_VISITS, F_WINS, NN_PENDING, NN_READY, NO_NODE, ROOT,
+                         T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
                          init_node, settle)
 
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
  P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_MASS, P_SA_LIMIT,
- P_KOMI) = range(15)
-N_PARAMS = 15
+ P_KOMI, P_NN, P_NN_VISITS, P_RANK) = range(18)
+N_PARAMS = 18
 
 # per-thread counters
-C_SIMS, C_NEED_ARENA, C_EXPANDED = range(3)
+C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED = range(4)
 
 
 def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
@@ -61,6 +62,9 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     p[P_MASS] = cfg.playout_pattern_mass
     p[P_SA_LIMIT] = cfg.playout_self_atari
     p[P_KOMI] = komi
+    p[P_NN] = 0.0                       # set by Search.run when a network is attached
+    p[P_NN_VISITS] = cfg.nn_visits
+    p[P_RANK] = cfg.nn_rank
     return p
 
 
@@ -177,10 +181,14 @@ def select_child(ti, tf, node, params):
 
 @njit(nogil=True, cache=True)
 def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
-             allow_all, seq, first_idx, path, cand, wts, own, stack, counters, n_sims):
+             allow_all, seq, first_idx, path, cand, wts, own, stack, counters, n_sims,
+             root_hist, hist, rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
     """Run n_sims simulations from the root position (rb, rs) on the thread's
     scratch board (b, s).  ``allowed`` filters the root's moves (superko);
-    deeper nodes use ``allow_all``."""
+    deeper nodes use ``allow_all``.  With a network (params[P_NN]) every
+    EXPANDED node below the root with params[P_NN_VISITS] visits that the
+    descent walks through is put in the thread's request ring (engine/priors:
+    root_hist .. fss are the ring and the feature scratch)."""
     w = rs[S_W]
     npts = w * w
     root_c = rs[S_TO_MOVE]
@@ -189,6 +197,8 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
     mass = params[P_MASS]
     sa_limit = np.int64(params[P_SA_LIMIT])
     max_playout = 3 * npts
+    nn = params[P_NN] > 0
+    rank = np.int64(params[P_RANK])
     for _ in range(n_sims):
         b[:, :npts] = rb[:, :npts]
         s[:] = rs[:]
@@ -207,6 +217,11 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
                         counters[C_NEED_ARENA] = 1
                 if ti[T_NCHILD, node] == 0:
                     break
+            if (nn and node != ROOT and ti[T_STATE, node] == EXPANDED
+                    and tf[F_VISITS, node] >= params[P_NN_VISITS]):
+                if not request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
+                               rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
+                    counters[C_DEFERRED] += 1
             child = select_child(ti, tf, node, params)
             ti[T_VLOSS, child] += 1
             move = ti[T_MOVE, child]
@@ -273,8 +288,23 @@ class Candidate:
     move: int
     visits: int
     winrate: float      # for the player to move at the root
-    prior: float        # the prior's value (wins / visits of prior experience)
+    prior: float        # the network's probability once the root has it, else the
+                        # heuristic prior's value (wins / visits of prior experience)
     pv: list[int]
+
+
+@dataclass
+class NetStats:
+    """The delayed priors during one search (see engine/priors.py)."""
+    requested: int = 0
+    evaluated: int = 0
+    dropped: int = 0
+    deferred: int = 0
+    queue: int = 0
+    lag_median_ms: float = 0.0
+    lag_p95_ms: float = 0.0
+    nn_visits: float = 0.0
+    mean_batch: float = 0.0
 
 
 @dataclass
@@ -286,6 +316,7 @@ class SearchResult:
     nodes: int
     candidates: list[Candidate]
     ownership: np.ndarray = field(repr=False)   # per padded point, +1 black .. -1 white
+    net: NetStats | None = None                 # None: no network attached
 
     @property
     def sims_per_s(self) -> float:
@@ -307,8 +338,9 @@ class _Scratch:
         self.wts = np.zeros(8, np.float64)
         self.own = np.zeros(max_points, np.float64)
         self.stack = np.zeros(max_points, np.int32)
-        self.counters = np.zeros(3, np.int64)
+        self.counters = np.zeros(4, np.int64)
         self.arena = np.zeros(2, np.int64)
+        self.ring = Ring()
 
 
 def position_key(board: Board) -> tuple:
@@ -330,9 +362,26 @@ class Search:
         self.allow_all = np.ones(n_points(MAX_SIZE), np.uint8)
         self.root_key: tuple | None = None
         self.stop_event = threading.Event()
+        self.queue = PriorQueue(self.tree, cfg.nn_queue, cfg.prior_cnn)
+        self.queue.rings = [sc.ring for sc in self.scratch]
+        self.network = None             # evaluate(planes, colors) -> probs, or None
+
+    def attach_network(self, evaluate, supports=lambda size: True) -> None:
+        """Use a policy network: ``evaluate(planes uint8 (B, P, n, n),
+        colors (B,)) -> (B, n * n) probabilities`` for the root (which waits
+        for its own evaluation) and, through ``self.queue``, for a worker
+        that feeds the other nodes (nets/worker.py).  ``supports(size)``
+        says which board sizes it takes."""
+        self.network = evaluate
+        self.network_supports = supports
+        self.clear()
+
+    def uses_network(self, size: int) -> bool:
+        return self.network is not None and self.network_supports(size)
 
     # tree reuse ----------------------------------------------------------
     def clear(self) -> None:
+        self.queue.new_generation()
         self.tree.clear()
         self._forget_arenas()
         self.root_key = None
@@ -351,17 +400,21 @@ class Search:
         if child == NO_NODE:
             self.clear()
             return
+        self.queue.new_generation()     # the kept nodes get new indices
         self.tree.reroot(child)
         self._forget_arenas()
         self.root_key = position_key(board_after)
 
     # searching -----------------------------------------------------------
     def run(self, board: Board, komi: float, max_sims: int | None = None,
-            seconds: float | None = None, avoid: tuple[int, ...] = ()) -> SearchResult:
+            seconds: float | None = None, avoid: tuple[int, ...] = (),
+            history: tuple[int, ...] = ()) -> SearchResult:
         """Search ``board`` until ``max_sims`` simulations, ``seconds`` or
         ``stop()``; with neither limit it runs until ``stop()``.  Root moves
         in ``avoid`` are not searched (analysis requests); they stay pruned
-        in the kept tree, so clear it afterwards."""
+        in the kept tree, so clear it afterwards.  ``history``: the moves
+        that led to ``board``, most recent first (the network's turns-since
+        planes)."""
         if board.s[S_PASSES] >= 2:
             # after two passes the playouts must still run: ownership for
             # final_status_list and cleanup moves are asked for exactly then
@@ -380,6 +433,15 @@ class Search:
             allowed[p] = 0
         self._prune_root(allowed)
         params = params_vector(self.cfg, komi)
+        nn = self.uses_network(board.size)
+        queue = self.queue
+        if nn:
+            params[P_NN] = 1.0
+            queue.attach(params, P_NN_VISITS, board.size)
+            queue.stats.reset()
+        root_hist = np.full(4, PASS, np.int32)
+        for i, p in enumerate(history[:4]):
+            root_hist[i] = p
         for sc in self.scratch:
             sc.own[:] = 0.0
             sc.counters[:] = 0
@@ -391,10 +453,14 @@ class Search:
         stop = self.stop_event
 
         def batch(sc: _Scratch, n: int) -> None:
+            r = sc.ring
             simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
                      sc.rng, params, self.gammas, allowed, self.allow_all, sc.seq,
                      sc.first_idx, sc.path, sc.cand, sc.wts, sc.own, sc.stack,
-                     sc.counters, n)
+                     sc.counters, n, root_hist, r.hist, r.rplanes, r.rnode, r.rcolor,
+                     r.rbusy, r.rfresh, r.rstate, r.sb, r.ss)
+            if nn:
+                queue.publish(r)
             if sc.counters[C_NEED_ARENA]:
                 sc.counters[C_NEED_ARENA] = 0
                 tree.grant(sc.arena)
@@ -414,6 +480,8 @@ class Search:
             stop.set()
 
         batch(self.scratch[0], 1)    # expands the root before threads race for it
+        if nn:
+            self._evaluate_root(board, history)
         workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
         for t in workers:
             t.start()
@@ -428,6 +496,31 @@ class Search:
         settle(tree.ti, tree.tf, tree.used)
         elapsed = time.perf_counter() - started
         return self._result(board, elapsed)
+
+    def _evaluate_root(self, board: Board, history) -> None:
+        """The root waits for its own network evaluation (the one wait the
+        search allows itself): its children's priors decide the first
+        simulations."""
+        ti = self.tree.ti
+        if ti[T_STATE, ROOT] != EXPANDED:
+            return
+        probs = self.network(root_planes(board, history, self.cfg.nn_rank),
+                             np.array([board.to_move], np.int32))
+        with self.queue.tree_lock:
+            ti[T_STATE, ROOT] = NN_PENDING
+            write_policy(ti, self.tree.tf, ROOT, probs[0], board.s[S_W], board.size,
+                         self.cfg.prior_cnn)
+
+    def network_policy(self, board: Board, history=()) -> dict[int, float]:
+        """The network's probability of every legal move of ``board``'s
+        player to move (empty without a network for this size)."""
+        if not self.uses_network(board.size):
+            return {}
+        probs = self.network(root_planes(board, history, self.cfg.nn_rank),
+                             np.array([board.to_move], np.int32))[0]
+        n, w = board.size, int(board.s[S_W])
+        return {p: float(probs[(p // w - 1) * n + p % w - 1]) for p in board.points()
+                if probs[(p // w - 1) * n + p % w - 1] > 0}
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -500,17 +593,21 @@ class Search:
         ti, tf = self.tree.ti, self.tree.tf
         sims = self.sims_done()
         cands = []
+        policy = ti[T_STATE, ROOT] == NN_READY
         for i in self.tree.children(ROOT):
             m = int(ti[T_MOVE, i])
             if tf[F_PRIOR_N, i] >= 1e9:
                 continue
             v = float(tf[F_VISITS, i])
             pn = float(tf[F_PRIOR_N, i])
+            if policy:
+                prior = float(tf[F_POLICY, i])
+            else:
+                prior = float(tf[F_PRIOR_W, i]) / pn if pn > 0 else 0.5
             cands.append(Candidate(
                 move=m, visits=int(v),
                 winrate=float(tf[F_WINS, i]) / v if v > 0 else 0.5,
-                prior=float(tf[F_PRIOR_W, i]) / pn if pn > 0 else 0.5,
-                pv=self.principal_variation(i)))
+                prior=prior, pv=self.principal_variation(i)))
         cands.sort(key=lambda c: (-c.visits, -c.winrate))
         own = sum(sc.own for sc in self.scratch) / max(sims, 1)
         if cands:
@@ -518,4 +615,14 @@ class Search:
             move, winrate = best.move, best.winrate
         else:
             move, winrate = PASS, 0.5
-        return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own)
+        net = None
+        if self.uses_network(board.size):
+            st = self.queue.stats
+            net = NetStats(requested=st.requested, evaluated=st.evaluated, dropped=st.dropped,
+                           deferred=int(sum(sc.counters[C_DEFERRED] for sc in self.scratch)),
+                           queue=self.queue.depth(), lag_median_ms=st.lag_ms(0.5),
+                           lag_p95_ms=st.lag_ms(0.95),
+                           nn_visits=float(self.queue.params[P_NN_VISITS])
+                           if self.queue.params is not None else 0.0,
+                           mean_batch=st.positions / st.batches if st.batches else 0.0)
+        return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own, net)

@@ -2,7 +2,8 @@
 
 Every node's children sit in one contiguous block (``first .. first+n-1``),
 allocated at once when the node is expanded.  Integer fields live in ``ti``
-(int32, one row per field), statistics in ``tf`` (float32).  A node's wins
+(int32, one row per field), statistics in ``tf`` (float32; F_POLICY holds
+the network's probability of the move once its parent is NN_READY).  A node's wins
 count for the colour that played its move.
 
 Node states (design.md §4)::
@@ -31,7 +32,8 @@ from numba import njit
 # integer fields
 T_MOVE, T_PARENT, T_FIRST, T_NCHILD, T_STATE, T_VLOSS = range(6)
 # float fields
-F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W = range(6)
+F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_POLICY = range(7)
+N_FLOAT = 7
 
 UNEXPANDED, EXPANDING, EXPANDED, NN_PENDING, NN_READY = range(5)
 NO_NODE = -1
@@ -84,6 +86,8 @@ def copy_subtree(si, sf, root, di, df):
             di[T_NCHILD, head] = 0
             if di[T_STATE, head] != UNEXPANDED:
                 di[T_STATE, head] = UNEXPANDED
+        if di[T_STATE, head] == NN_PENDING:
+            di[T_STATE, head] = EXPANDED    # its request is dropped with the old indices
         di[T_VLOSS, head] = 0
         head += 1
     return used
@@ -131,7 +135,7 @@ class Tree:
             raise ValueError("the tree needs at least 1024 nodes")
         self.max_nodes = max_nodes
         self.chunk = chunk
-        self._pools = [(np.zeros((6, max_nodes), np.int32), np.zeros((6, max_nodes), np.float32))
+        self._pools = [(np.zeros((6, max_nodes), np.int32), np.zeros((N_FLOAT, max_nodes), np.float32))
                        for _ in range(2)]
         self._active = 0
         self._lock = threading.Lock()

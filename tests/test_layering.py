@@ -5,8 +5,9 @@
 * The engine core (board, search, player, features) loads without the
   protocol layer and without the neural-network stack.
 * Statically: inside ``engine/`` only the composition root ``engine/gtp.py``
-  may import ``gtp``; no engine module imports ``nets`` or ``torch``; nothing
-  under ``nets/`` imports ``gtp``.
+  may import ``gtp`` and ``nets`` (lazily: importing engine.gtp loads
+  neither, a runtime check below); no engine module imports ``torch``;
+  nothing under ``nets/`` imports ``gtp``.
 
 The runtime checks run in fresh interpreters, since the pytest process has
 long since imported everything.
@@ -143,7 +144,7 @@ def test_static_engine_imports() -> None:
         rel = path.relative_to(ROOT).as_posix()
         for line, mod in _imported_modules(path, _package_of(path)):
             root = _root(mod)
-            if root in ("nets", "torch"):
+            if root == "torch" or (root == "nets" and rel != "engine/gtp.py"):
                 bad.append(f"{rel}:{line} imports {mod}")
             elif rel != "engine/gtp.py" and (root == "gtp" or mod == "engine.gtp"
                                              or mod.startswith("engine.gtp.")):

@@ -1,0 +1,339 @@
+"""Delayed prior knowledge (Maddison et al. 2015, section 6; design.md §5):
+the first-in-first-out road from the search threads to the network worker
+and back into the tree.  No torch here: the worker (nets/worker.py) only
+calls :meth:`PriorQueue.take` and :meth:`PriorQueue.deliver`.
+
+The road a node takes::
+
+    EXPANDED --(search thread: planes into its ring)--> NN_PENDING
+             --(publish: FIFO, generation, time)--> take --> network
+             --> deliver: priors written by move, then NN_READY
+
+1. A search thread that walks through an EXPANDED node other than the root
+   with at least ``nn_visits`` visits computes the node's input planes
+   (engine/features, on the board it has in hand at that moment) into a
+   free slot of its own request ring, marks the node NN_PENDING and lists
+   the slot as fresh (kernel :func:`request`, called inside the simulation
+   kernel; nothing allocated).  A full ring defers the node: it stays
+   EXPANDED and is asked for again on a later visit.
+2. Between kernel batches (every ``SearchConfig.batch`` simulations, a few
+   ms) the same thread hands its fresh slots to the queue (:meth:`publish`)
+   stamped with the search generation and the time.  The FIFO order is the
+   order of publication.
+3. The worker takes the oldest requests (:meth:`take`), runs the network and
+   hands back probabilities (:meth:`deliver`).  A reply whose generation is
+   not the search's current one (the position changed: play, undo,
+   clear_board, loadsgf, or a tree reuse that moved the nodes) is dropped
+   and counted.  A current reply is written into the node's children *by
+   move* (kernel :func:`write_policy`) and only then is the node flipped to
+   NN_READY, so no search thread reads half-written priors.
+
+Back-pressure: the queue's bound is ``limit`` requests (a few batches).
+While more are waiting, the visit threshold for asking (``nn_visits`` in
+the kernels' parameter vector) doubles at each publication, up to
+``NN_VISITS_MAX``; when the queue has drained below a quarter of the bound
+it halves back towards the configured value.  Requests arriving while the
+queue holds twice the bound are dropped at once (the node goes back to
+EXPANDED, keeps its heuristic priors and may be asked for again) and
+counted.  So the search never waits for the network; the network spends its
+time on the nodes the search visits most.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+import numpy as np
+from numba import njit
+
+from engine.board import PASS, S_TO_MOVE
+from engine.features import HISTORY_USED, N_PLANES, compute_planes, make_scratch
+from engine.tree import (EXPANDED, F_POLICY, F_PRIOR_N, F_PRIOR_W, NN_PENDING,
+                         NN_READY, T_FIRST, T_MOVE, T_NCHILD, T_STATE)
+
+RING = 64                 # request slots per search thread
+NN_VISITS_MAX = 1 << 12   # the back-pressure threshold never goes above this
+
+# ring state (int64 array per thread)
+R_NFRESH, R_CURSOR = range(2)
+
+
+@njit(nogil=True, cache=True)
+def request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
+            rplanes, rnode, rcolor, rbusy, rfresh, rstate, sb, ss):
+    """Ask for the network's priors of ``node``, whose position is (b, s),
+    reached by ``seq[:depth]`` from the root (root_hist: the moves before
+    the root, most recent first).  False when the ring is full."""
+    nslots = rbusy.shape[0]
+    cur = rstate[R_CURSOR]
+    slot = -1
+    for k in range(nslots):
+        j = (cur + k) % nslots
+        if rbusy[j] == 0:
+            slot = j
+            break
+    if slot < 0:
+        return False
+    for t in range(hist.shape[0]):
+        d = depth - 1 - t
+        if d >= 0:
+            hist[t] = seq[d]
+        elif t - depth < root_hist.shape[0]:
+            hist[t] = root_hist[t - depth]
+        else:
+            hist[t] = PASS
+    compute_planes(b, s, zob, hist, rank, rplanes[slot], sb, ss)
+    rnode[slot] = node
+    rcolor[slot] = s[S_TO_MOVE]
+    rbusy[slot] = 1
+    ti[T_STATE, node] = NN_PENDING
+    rfresh[rstate[R_NFRESH]] = slot
+    rstate[R_NFRESH] += 1
+    rstate[R_CURSOR] = (slot + 1) % nslots
+    return True
+
+
+@njit(nogil=True, cache=True)
+def write_policy(ti, tf, node, probs, w, n, equiv):
+    """Write the network's move probabilities ``probs`` (n * n, row 0 at
+    the top) into the children of ``node`` as prior experience, matched by
+    each child's move, then publish NN_READY.  A child's value is
+    sqrt(p / p_best) (the best move 1, a move the network gives a hundredth
+    of the best 0.1), worth ``equiv`` visits; pass keeps its heuristic
+    prior.  The probabilities are renormalised over the children (the legal
+    moves the tree searches), and stored raw in F_POLICY for displays."""
+    if ti[T_STATE, node] != NN_PENDING:
+        return False
+    first = ti[T_FIRST, node]
+    nc = ti[T_NCHILD, node]
+    total = 0.0
+    best = 0.0
+    for k in range(first, first + nc):
+        m = ti[T_MOVE, k]
+        if m >= 0:
+            p = probs[(m // w - 1) * n + m % w - 1]
+            total += p
+            if p > best:
+                best = p
+    if total > 0.0:
+        for k in range(first, first + nc):
+            m = ti[T_MOVE, k]
+            if m >= 0:
+                p = probs[(m // w - 1) * n + m % w - 1]
+                tf[F_POLICY, k] = p / total
+                tf[F_PRIOR_N, k] += equiv
+                tf[F_PRIOR_W, k] += equiv * np.sqrt(p / best)
+    ti[T_STATE, node] = NN_READY
+    return True
+
+
+class Ring:
+    """One search thread's request slots, allocated once per board size."""
+
+    def __init__(self, size: int = 1):
+        self.size = -1
+        self.rnode = np.zeros(RING, np.int32)
+        self.rcolor = np.zeros(RING, np.int32)
+        self.rbusy = np.zeros(RING, np.uint8)
+        self.rfresh = np.zeros(RING, np.int32)
+        self.rstate = np.zeros(2, np.int64)
+        self.hist = np.zeros(HISTORY_USED, np.int32)
+        self.resize(size)
+
+    def resize(self, size: int) -> None:
+        if size != self.size:
+            self.size = size
+            self.rplanes = np.zeros((RING, N_PLANES, size, size), np.uint8)
+            self.sb, self.ss = make_scratch(max(size, 2))
+        self.reset()
+
+    def reset(self) -> None:
+        self.rbusy[:] = 0
+        self.rstate[:] = 0
+
+
+class PriorStats:
+    """What the queue saw since the last ``reset`` (one genmove)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.requested = 0       # requests published
+        self.evaluated = 0       # replies written into the tree
+        self.stale = 0           # replies dropped: the position had changed
+        self.overflow = 0        # requests dropped at once: queue past twice its bound
+        self.batches = 0         # network calls of the worker
+        self.positions = 0       # positions in those calls
+        self.lags: list[float] = []   # seconds from publication to priors in the tree
+
+    @property
+    def dropped(self) -> int:
+        return self.stale + self.overflow
+
+    def lag_ms(self, q: float) -> float:
+        return 1000.0 * float(np.quantile(self.lags, q)) if self.lags else 0.0
+
+
+class PriorQueue:
+    """The FIFO between the search threads and the network worker.
+
+    ``tree_lock`` is held while replies are written into the tree and while
+    the search reshapes the tree (clear, reroot): a reply is either written
+    before the change, to the nodes it asked for, or dropped after it."""
+
+    def __init__(self, tree, limit: int = 512, equiv: float = 40.0):
+        self.tree = tree
+        self.rings: list[Ring] = []
+        self.limit = limit
+        self.equiv = equiv
+        self.generation = 0
+        self.tree_lock = threading.Lock()
+        self._items: collections.deque = collections.deque()
+        self._cv = threading.Condition()
+        self._closed = False
+        self.size = 0
+        self.stats = PriorStats()
+        self.params = None            # the running search's parameter vector
+        self.base_visits = 0.0
+        self.nn_visits_index = -1
+
+    # search side ---------------------------------------------------------
+    def new_generation(self, size: int | None = None) -> None:
+        """The tree's node indices changed meaning (called while no search
+        runs): drop what is waiting, free every slot, and make the replies
+        in flight stale."""
+        with self._cv, self.tree_lock:
+            self.generation += 1
+            self.stats.stale += len(self._items)
+            self._items.clear()
+            for ring in self.rings:
+                if size is not None:
+                    ring.resize(size)
+                else:
+                    ring.reset()
+
+    def attach(self, params: np.ndarray, index: int, size: int) -> None:
+        """A search of a board of ``size`` starts with kernel parameters
+        ``params`` (whose entry ``index`` is the visit threshold the
+        back-pressure moves); called while no search thread runs."""
+        if size != self.size:
+            self.new_generation(size)
+        self.size = size
+        self.params, self.nn_visits_index = params, index
+        self.base_visits = float(params[index])
+
+    def publish(self, ring: Ring) -> None:
+        """Hand a thread's fresh requests to the queue (after its kernel batch)."""
+        k = int(ring.rstate[R_NFRESH])
+        if k == 0:
+            return
+        ring.rstate[R_NFRESH] = 0
+        now = time.perf_counter()
+        gen = self.generation
+        with self._cv:
+            for slot in ring.rfresh[:k]:
+                slot = int(slot)
+                if len(self._items) >= 2 * self.limit:
+                    node = int(ring.rnode[slot])
+                    ring.rbusy[slot] = 0
+                    if self.tree.ti[T_STATE, node] == NN_PENDING:
+                        self.tree.ti[T_STATE, node] = EXPANDED
+                    self.stats.overflow += 1
+                    continue
+                self._items.append((gen, ring, slot, int(ring.rnode[slot]), now))
+                self.stats.requested += 1
+            self._pressure(len(self._items))
+            self._cv.notify()
+
+    def _pressure(self, depth: int) -> None:
+        p, i = self.params, self.nn_visits_index
+        if p is None:
+            return
+        if depth > self.limit:
+            p[i] = min(max(2.0 * p[i], 1.0), NN_VISITS_MAX)
+        elif depth < self.limit // 4 and p[i] > self.base_visits:
+            p[i] = max(p[i] / 2.0, self.base_visits)
+
+    def depth(self) -> int:
+        return len(self._items)
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # worker side ---------------------------------------------------------
+    def take(self, planes: np.ndarray, colors: np.ndarray, max_wait: float,
+             idle_wait: float = 0.05):
+        """Fill ``planes``/``colors`` (preallocated, first dimension the
+        batch size) with the oldest requests and return their tickets.
+
+        Batching policy: wait up to ``idle_wait`` for a first request; then,
+        if fewer than a full batch are waiting, wait at most ``max_wait``
+        for more before going with what there is.  A GPU wants full batches;
+        a CPU worker gains little from them, so its caller passes a short
+        ``max_wait``.  Returns [] when nothing came (or the queue closed)."""
+        cap = planes.shape[0]
+        if planes.shape[-1] != self.size:
+            return []                   # the board size changed under the caller
+        with self._cv:
+            if not self._items and not self._closed:
+                self._cv.wait(idle_wait)
+            if self._items and len(self._items) < cap and max_wait > 0 and not self._closed:
+                self._cv.wait_for(lambda: len(self._items) >= cap or self._closed, max_wait)
+            if self._closed:
+                return []
+            # copied and freed under the lock: new_generation cannot hand
+            # a slot to a new request while its old planes are being read
+            tickets = []
+            n = self.size
+            while self._items and len(tickets) < cap:
+                gen, ring, slot, node, t = self._items.popleft()
+                if gen == self.generation and ring.rplanes.shape[-1] == n:
+                    k = len(tickets)
+                    planes[k, :, :n, :n] = ring.rplanes[slot]
+                    colors[k] = ring.rcolor[slot]
+                    tickets.append((gen, node, t))
+                else:
+                    self.stats.stale += 1
+                ring.rbusy[slot] = 0
+            self._pressure(len(self._items))
+        return tickets
+
+    def deliver(self, tickets, probs: np.ndarray) -> None:
+        """Write the replies of ``take``'s tickets (probs row k for ticket k)."""
+        tree = self.tree
+        done = time.perf_counter()
+        with self.tree_lock:
+            ti, tf = tree.ti, tree.tf
+            n = self.size
+            w = n + 2
+            for k, (gen, node, t) in enumerate(tickets):
+                if gen != self.generation:
+                    self.stats.stale += 1
+                    continue
+                if write_policy(ti, tf, node, probs[k], w, n, self.equiv):
+                    self.stats.evaluated += 1
+                    self.stats.lags.append(done - t)
+                else:
+                    self.stats.stale += 1
+        self.stats.batches += 1
+        self.stats.positions += len(tickets)
+
+
+def root_planes(board, history, rank: int) -> np.ndarray:
+    """The (1, N_PLANES, n, n) planes of the root, for its synchronous
+    evaluation."""
+    from engine.features import planes
+    return planes(board, history, rank, dtype=np.uint8)[None]
+
+
+__all__ = ["RING", "NN_VISITS_MAX", "Ring", "PriorQueue", "PriorStats", "request",
+           "write_policy", "root_planes"]

@@ -1,0 +1,97 @@
+"""The policy network as the engine sees it: numpy planes in, move
+probabilities out, on the GPU when there is one and on the CPU otherwise,
+with the same interface.
+
+The engine never imports torch; the composition root (engine/gtp.py) builds
+a :class:`PolicyEvaluator` and hands it to the player and to the prior
+worker (nets/worker.py), which only call :meth:`PolicyEvaluator.evaluate`.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.features import LEGAL, N_PLANES
+from nets.checkpoint import load_model
+
+#: The network ``make play`` and ``python -m engine.gtp`` use by default.
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "small6.pt"
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but CUDA is not available")
+    return dev
+
+
+class PolicyEvaluator:
+    """A loaded policy network.
+
+    ``evaluate(planes, colors)``: planes (batch, N_PLANES, n, n) of any
+    numeric dtype (the engine writes uint8), colors (batch,) engine colours
+    (1 black, 2 white) of the player to move.  Returns (batch, n * n) float32
+    probabilities, softmax over the points the LEGAL plane marks (others 0),
+    point ``i * n + j`` = row ``i`` from the top, column ``j``.
+
+    On CUDA the input goes through a pinned host buffer and the network runs
+    under bf16 autocast; on the CPU in float32 with ``threads`` intra-op
+    threads (None: torch's default).  Calls are serialised by a lock, so the
+    GTP thread (policy-only moves, root evaluations) and the prior worker
+    may share one evaluator.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_WEIGHTS, device: str = "auto",
+                 threads: int | None = None):
+        self.path = str(path)
+        self.device = pick_device(device)
+        if self.device.type == "cpu" and threads is not None:
+            torch.set_num_threads(max(1, int(threads)))
+        self.model, self.metadata = load_model(self.path, self.device)
+        self.model.eval()
+        cfg = self.model.config
+        self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
+        self.name = str(self.metadata.get("model", cfg.get("name", "policy")))
+        self._lock = threading.Lock()
+        self._pinned: torch.Tensor | None = None
+
+    def supports(self, size: int) -> bool:
+        return self.min_size <= size <= self.max_size
+
+    def _input(self, planes: np.ndarray) -> torch.Tensor:
+        x = torch.from_numpy(np.ascontiguousarray(planes))
+        if self.device.type != "cuda":
+            return x.float()
+        if self._pinned is None or self._pinned.shape[0] < x.shape[0] \
+                or self._pinned.shape[1:] != x.shape[1:] or self._pinned.dtype != x.dtype:
+            self._pinned = torch.empty(x.shape, dtype=x.dtype).pin_memory()
+        buf = self._pinned[:x.shape[0]]
+        buf.copy_(x)
+        return buf.to(self.device, non_blocking=True).float()
+
+    def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
+        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
+            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
+        b, n = planes.shape[0], planes.shape[-1]
+        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
+        with self._lock, torch.inference_mode():
+            x = self._input(planes)
+            legal = x[:, LEGAL].reshape(b, n * n) > 0
+            if self.device.type == "cuda":
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    logits = self.model(x, col.to(self.device))
+            else:
+                logits = self.model(x, col)
+            logits = logits.float().masked_fill(~legal, float("-inf"))
+            probs = torch.softmax(logits, dim=-1)
+            probs = torch.nan_to_num(probs, nan=0.0)     # rows with no legal point
+            return probs.cpu().numpy()
+
+
+__all__ = ["DEFAULT_WEIGHTS", "PolicyEvaluator", "pick_device"]

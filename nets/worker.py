@@ -1,0 +1,78 @@
+"""The network worker of the delayed priors (Maddison et al. 2015, section 6):
+one thread that takes the oldest tree leaves from the engine's queue
+(engine/priors.PriorQueue) in batches, runs the policy network on them, and
+hands the probabilities back; the queue writes them into the tree.  The
+search threads never wait for it.
+
+The same worker runs on the GPU and on the CPU; only the batching policy
+differs (see :meth:`PriorWorker.run`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import numpy as np
+
+from engine.features import N_PLANES
+
+log = logging.getLogger("engine")
+
+
+class PriorWorker(threading.Thread):
+    """``PriorWorker(queue, evaluator, batch=128).start()``; ``stop()`` ends
+    it (also at interpreter exit: it is a daemon thread)."""
+
+    def __init__(self, queue, evaluator, batch: int = 128, max_wait: float | None = None):
+        super().__init__(name="prior-worker", daemon=True)
+        if batch < 1:
+            raise ValueError("--batch must be at least 1")
+        self.queue = queue
+        self.evaluator = evaluator
+        self.batch = batch
+        # Batching policy.  On a GPU a batch of 128 costs about what one
+        # position costs, so the worker waits up to 2 ms for a batch to
+        # fill (one search thread publishes every few ms) before it goes
+        # with fewer.  On a CPU the cost grows with the batch, so waiting
+        # buys nothing: take whatever is waiting, at once.
+        if max_wait is None:
+            max_wait = 0.002 if evaluator.device.type == "cuda" else 0.0
+        self.max_wait = max_wait
+        self._stop_event = threading.Event()
+        self._size = -1
+        self.error: BaseException | None = None
+
+    def _buffers(self, size: int) -> None:
+        if size != self._size:
+            self._size = size
+            self._planes = np.zeros((self.batch, N_PLANES, size, size), np.uint8)
+            self._colors = np.zeros(self.batch, np.int32)
+
+    def run(self) -> None:
+        q = self.queue
+        try:
+            while not self._stop_event.is_set() and not q.closed:
+                size = q.size
+                if size < 1 or not self.evaluator.supports(size):
+                    self._stop_event.wait(0.05)
+                    continue
+                self._buffers(size)
+                tickets = q.take(self._planes, self._colors, self.max_wait)
+                if not tickets:
+                    continue
+                k = len(tickets)
+                probs = self.evaluator.evaluate(self._planes[:k], self._colors[:k])
+                q.deliver(tickets, probs)
+        except BaseException as e:      # the engine goes on with heuristic priors
+            self.error = e
+            log.exception("prior worker stopped: %s", e)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop_event.set()
+        self.queue.close()
+        if self.is_alive():
+            self.join(timeout)
+
+
+__all__ = ["PriorWorker"]

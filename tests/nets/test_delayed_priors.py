@@ -1,0 +1,247 @@
+"""Delayed priors (engine/priors.py, nets/worker.py): the network's priors
+reach the tree asynchronously, change the search, are normalised over the
+legal moves, and replies for a position that changed are dropped.
+
+Most tests use :class:`FakeNet`, a stand-in for nets.evaluator with a
+controllable delay and a known answer; one uses the shipped small6 network.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import types
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from engine.board import Board
+from engine.config import EngineConfig, SearchConfig
+from engine.features import LEGAL
+from engine.patterns import load_gammas
+from engine.player import Player
+from engine.search import Search
+from engine.tree import (F_POLICY, F_VISITS, NN_PENDING, NN_READY, ROOT, T_FIRST, T_MOVE,
+                         T_NCHILD, T_STATE)
+from nets.worker import PriorWorker
+
+
+class FakeNet:
+    """Uniform over the legal points, except ``favourite`` (index i * n + j)
+    which gets ``weight`` times more; each call sleeps ``delay`` seconds
+    first.  ``gate``, when given, must be set before a call of the prior
+    worker may finish (the root's own evaluation is not held back)."""
+
+    def __init__(self, favourite: int | None = None, weight: float = 100.0,
+                 delay: float = 0.0, gate: threading.Event | None = None):
+        self.favourite, self.weight, self.delay, self.gate = favourite, weight, delay, gate
+        self.device = types.SimpleNamespace(type="cpu")
+        self.name = "fake"
+        self.calls = 0
+        self.positions = 0
+
+    def supports(self, size: int) -> bool:
+        return True
+
+    def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        self.positions += len(planes)
+        if self.delay:
+            time.sleep(self.delay)
+        if self.gate is not None and threading.current_thread().name == "prior-worker":
+            self.gate.wait(10)
+        b = planes.shape[0]
+        p = (planes[:, LEGAL].reshape(b, -1) > 0).astype(np.float32)
+        if self.favourite is not None:
+            p[:, self.favourite] *= self.weight
+        s = p.sum(axis=1, keepdims=True)
+        return np.divide(p, s, out=np.zeros_like(p), where=s > 0)
+
+
+def start_worker(net):
+    def start(queue):
+        w = PriorWorker(queue, net, batch=32)
+        w.start()
+        return w
+    return start
+
+
+def ready_nodes(tree) -> list[int]:
+    ti = tree.ti
+    return [i for i in range(tree.used) if ti[T_STATE, i] == NN_READY]
+
+
+def wait_for(predicate, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def edge_line(board: Board, p: int) -> int:
+    col, row = board.coords(p)
+    n = board.size
+    return 1 + min(col, row, n - 1 - col, n - 1 - row)
+
+
+# --------------------------------------------------------------------------
+
+
+def test_shipped_network_moves_the_opening_off_the_second_line():
+    """Empty 19x19, 1,000 simulations, seeds 1..10.  The heuristic priors
+    are wrong here: the null search spreads its first move over the board
+    and often picks a first- or second-line move (B2, G18, S7 ...).  With
+    the shipped network's delayed priors every seed plays on the third or
+    fourth line, as strong players do."""
+    from nets.evaluator import PolicyEvaluator
+
+    net = PolicyEvaluator(device="cpu", threads=1)
+    gammas = load_gammas()
+    null, with_net = Counter(), Counter()
+    for seed in range(1, 11):
+        board = Board(19)
+        r = Search(SearchConfig(), gammas, 1, seed).run(board, 7.5, max_sims=1000)
+        null[edge_line(board, r.move)] += 1
+        s = Search(SearchConfig(), gammas, 1, seed)
+        s.attach_network(net.evaluate, net.supports)
+        worker = PriorWorker(s.queue, net, batch=32)
+        worker.start()
+        try:
+            r = s.run(board, 7.5, max_sims=1000)
+        finally:
+            worker.stop()
+        assert r.net is not None and r.net.evaluated > 0, "no delayed prior arrived"
+        with_net[edge_line(board, r.move)] += 1
+    assert null[1] + null[2] >= 3, f"null search lines {dict(null)}"
+    assert with_net[3] + with_net[4] == 10, f"with the network, lines {dict(with_net)}"
+
+
+def test_priors_arrive_asynchronously_and_are_normalised_over_legal_moves():
+    net = FakeNet()
+    player = Player(EngineConfig(board_size=9, rollouts=3000, seed=3), net, start_worker(net))
+    try:
+        player.genmove("b")
+        tree = player.search.tree
+        assert wait_for(lambda: player.search.queue.depth() == 0)
+        time.sleep(0.1)
+        ready = ready_nodes(tree)
+        assert len(ready) > 5, "the worker wrote priors into few nodes"
+        ti, tf = tree.ti, tree.tf
+        for node in ready:
+            first, n = ti[T_FIRST, node], ti[T_NCHILD, node]
+            total = float(tf[F_POLICY, first:first + n].sum())
+            assert total == pytest.approx(1.0, abs=1e-4), (node, total)
+        st = player.search.queue.stats
+        assert st.evaluated >= len(ready) - 1 and st.batches >= 1
+    finally:
+        player.close()
+
+
+def test_favourite_of_the_network_becomes_the_choice():
+    """9x9 empty board, 400 simulations: a network that puts nearly all its
+    probability on C3 (index row 6 from the top, column 2) makes the search
+    play C3; without it the search never picks C3 in these seeds."""
+    board = Board(9)
+    c3 = board.at("C3")
+    idx = (9 - 3) * 9 + 2
+    gammas = load_gammas()
+    without, with_net = Counter(), Counter()
+    for seed in range(1, 6):
+        r = Search(SearchConfig(), gammas, 1, seed).run(board, 7.5, max_sims=400)
+        without[r.move == c3] += 1
+        s = Search(SearchConfig(), gammas, 1, seed)
+        net = FakeNet(favourite=idx, weight=1e4)
+        s.attach_network(net.evaluate, net.supports)
+        with_net[s.run(board, 7.5, max_sims=400).move == c3] += 1
+    assert without[True] == 0 and with_net[True] == 5
+
+
+def _stale_replies_dropped(change):
+    gate = threading.Event()
+    net = FakeNet(gate=gate)
+    player = Player(EngineConfig(board_size=9, rollouts=2000, seed=5), net, start_worker(net))
+    try:
+        player.genmove("b")
+        queue = player.search.queue
+        assert queue.stats.requested > 0
+        pending_before = queue.stats.requested - queue.stats.evaluated
+        assert pending_before > 0, "the gate should hold every reply back"
+        change(player)
+        ready_before = ready_nodes(player.search.tree)
+        stale_before = queue.stats.stale
+        gate.set()
+        assert wait_for(lambda: queue.depth() == 0)
+        time.sleep(0.2)
+        # nothing was written into the changed tree, every reply counted stale
+        assert ready_nodes(player.search.tree) == ready_before
+        assert queue.stats.stale > stale_before or queue.stats.stale >= pending_before
+        ti = player.search.tree.ti
+        assert not any(ti[T_STATE, i] == NN_PENDING for i in range(player.search.tree.used))
+    finally:
+        gate.set()
+        player.close()
+
+
+def test_stale_replies_after_undo_are_dropped():
+    _stale_replies_dropped(lambda p: p.undo())
+
+
+def test_stale_replies_after_play_are_dropped():
+    """play keeps the subtree (tree reuse): its nodes move to new indices,
+    so replies asked for the old ones must not land anywhere."""
+    def play_best_reply(p):
+        tree = p.search.tree
+        best = max(tree.children(ROOT), key=lambda i: tree.tf[F_VISITS, i])
+        p.play("w", p.game.board.coords(int(tree.ti[T_MOVE, best])))
+        assert tree.used > 1, "the reply's subtree should be kept"
+    _stale_replies_dropped(play_best_reply)
+
+
+def test_search_goes_on_while_the_network_is_slow():
+    """A network that takes 0.5 s a batch: the search does not wait for it
+    (the root only waits once) and finishes its simulations."""
+    net = FakeNet(delay=0.5)
+    player = Player(EngineConfig(board_size=9, rollouts=1500, seed=2), net, start_worker(net))
+    try:
+        started = time.perf_counter()
+        player.genmove("b")
+        elapsed = time.perf_counter() - started
+        r = player.last_result
+        assert r.sims >= 1000
+        assert elapsed < 0.5 + 3.0 + r.sims / 500, elapsed
+        assert r.net.requested > r.net.evaluated
+    finally:
+        player.close()
+
+
+def test_back_pressure_raises_the_visit_threshold_and_counts_drops():
+    """A tiny queue bound and a stalled network: the threshold for asking
+    rises and requests beyond twice the bound are dropped and counted."""
+    gate = threading.Event()
+    net = FakeNet(gate=gate)
+    cfg = EngineConfig(board_size=9, rollouts=4000, seed=4,
+                       search=SearchConfig(nn_queue=8))
+    player = Player(cfg, net, start_worker(net))
+    try:
+        player.genmove("b")
+        r = player.last_result
+        assert r.net.nn_visits > cfg.search.nn_visits
+        assert r.net.dropped > 0 or r.net.deferred > 0
+        assert player.search.queue.depth() <= 2 * 8
+    finally:
+        gate.set()
+        player.close()
+
+
+def test_worker_stops_promptly():
+    net = FakeNet()
+    player = Player(EngineConfig(board_size=9, rollouts=500, seed=1), net, start_worker(net))
+    worker = player._worker
+    player.genmove("b")
+    started = time.perf_counter()
+    player.close()
+    assert not worker.is_alive()
+    assert time.perf_counter() - started < 2.5

@@ -1,0 +1,146 @@
+"""The engine with its shipped network, through GTP: --policy-only, --rank,
+--network, the network's heat map, and the default engine (search with
+delayed priors)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.gtp import build_registry, load_network, parse_options
+from engine.player import Player
+from gtp import parse
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class Engine:
+    def __init__(self, *args: str):
+        config, options = parse_options(["--quiet", "--seed", "1", *args])
+        network, start_worker = load_network(options)
+        self.player = Player(config, network, start_worker)
+        self.registry = build_registry(self.player, options)
+
+    def ok(self, line: str) -> str:
+        resp = self.registry.execute(parse(line))
+        assert resp.ok, f"{line!r} failed: ? {resp.text}"
+        return resp.text.strip("\n")
+
+    def fail(self, line: str) -> str:
+        resp = self.registry.execute(parse(line))
+        assert not resp.ok, f"{line!r} succeeded: = {resp.text}"
+        return resp.text
+
+    def close(self) -> None:
+        self.player.close()
+
+
+@pytest.fixture
+def engine():
+    made = []
+
+    def make(*args):
+        e = Engine(*args)
+        made.append(e)
+        return e
+    yield make
+    for e in made:
+        e.close()
+
+
+FOUR_FOUR_AND_THREE_FOUR = {"D4", "D16", "Q4", "Q16", "C4", "D3", "C16", "D17", "Q3",
+                            "R4", "Q17", "R16"}
+
+
+def test_policy_only_opens_in_a_corner_and_answers_legally(engine):
+    e = engine("--policy-only")
+    assert e.ok("boardsize 19") == "" and e.ok("clear_board") == ""
+    first = e.ok("genmove b")
+    assert first in FOUR_FOUR_AND_THREE_FOUR
+    second = e.ok("genmove w")
+    assert second in FOUR_FOUR_AND_THREE_FOUR and second != first
+    e.ok("play b K10")
+    third = e.ok("genmove w")
+    assert third not in (first, second, "K10", "pass", "resign")
+    assert "policy network small6 alone" in e.ok("gomill-describe_engine")
+
+
+def test_policy_only_plays_on_9x9_and_passes_back_when_the_count_wins(engine):
+    """9x9 (position biases cropped): a move; after black passes with only a
+    handful of stones on the board, white (komi 7.5) passes back."""
+    e = engine("--policy-only")
+    e.ok("boardsize 9")
+    e.ok("clear_board")
+    e.ok("play b E5")
+    assert e.ok("genmove w") not in ("pass", "resign")
+    e.ok("play b pass")
+    assert e.ok("genmove w") == "pass"
+
+
+def test_rank_planes_change_the_network_input(engine):
+    low = engine("--rank", "1d")
+    high = engine("--rank", "9d")
+    assert low.player.config.search.nn_rank == 1 and high.player.config.search.nn_rank == 9
+    for e in (low, high):
+        e.ok("boardsize 19")
+        e.ok("play b Q16")
+    p1 = low.player.move_probabilities()
+    p9 = high.player.move_probabilities()
+    assert set(p1) == set(p9)
+    assert any(abs(p1[p] - p9[p]) > 1e-6 for p in p1)
+    assert sum(p9.values()) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_heat_map_shows_the_network_policy(engine):
+    e = engine("--rollouts", "200")
+    e.ok("boardsize 19")
+    out = e.ok("dg-priors")
+    influence, labels = out.split("\n")
+    assert influence.startswith("INFLUENCE ") and labels.startswith("LABEL ")
+    probs = e.player.move_probabilities()
+    best = max(probs, key=probs.get)
+    first_vertex, first_value = influence.split()[1:3]
+    assert first_vertex == e.player.game.board.name(best) and first_value == "1.00"
+    assert labels.split()[2] == str(round(100 * probs[best]))
+
+
+def test_search_with_delayed_priors_through_gtp(engine):
+    e = engine("--rollouts", "600")
+    e.ok("boardsize 9")
+    move = e.ok("genmove b")
+    assert move not in ("pass", "resign")
+    r = e.player.last_result
+    assert r.net is not None and r.net.requested > 0
+    assert "delayed priors from policy network small6" in e.ok("gomill-describe_engine")
+    # lz-analyze's prior field is the network's probability at the root
+    cands = r.candidates
+    assert 0.99 < sum(c.prior for c in cands) < 1.01
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine.gtp", *args], cwd=ROOT, input="quit\n",
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rank", "10d"], "--rank"),
+    (["--rank", "5k"], "--rank"),
+    (["--policy-only", "--network", "none"], "--policy-only needs a network"),
+    (["--network", "/nonexistent/net.pt"], "/nonexistent/net.pt does not exist"),
+    (["--batch", "0"], "--batch"),
+])
+def test_bad_network_options_exit_with_a_message(args, message):
+    r = run_cli(*args)
+    assert r.returncode != 0
+    assert message in r.stderr
+    assert r.stdout == ""
+
+
+def test_foreign_network_file_is_refused(tmp_path):
+    bad = tmp_path / "net.pt"
+    bad.write_bytes(b"not a checkpoint at all")
+    r = run_cli("--network", str(bad))
+    assert r.returncode == 2 and str(bad) in r.stderr and r.stdout == ""
