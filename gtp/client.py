@@ -11,6 +11,22 @@ a hung engine makes :meth:`GtpClient.send` fail after *timeout* seconds instead
 of blocking the caller.  After a timeout, a malformed answer or the death of
 the engine the client is closed (the engine killed), since the stream can no
 longer be trusted; a ``?`` answer leaves it usable.
+
+Streaming commands (``lz-analyze``, ``kata-analyze``, ``lz-genmove_analyze``)
+answer ``=`` and then write lines until the engine hears any input (or, for
+some, until they are done); the response then ends with the usual empty line::
+
+    with GtpClient(["leelaz", "--gtp", "-w", "net.gz"]) as engine:
+        engine.stream("lz-analyze B 50")          # returns after the "=" line
+        line = engine.read_stream_line(1.0)       # a line, or None after 1 s
+        lines = engine.stream_lines()             # every line arrived so far
+        rest = engine.stop_stream()               # blank line; the lines in flight
+        engine.send("name")
+
+One stream at a time: while it is open (:attr:`GtpClient.streaming`),
+:meth:`GtpClient.send` and :meth:`GtpClient.stream` raise ``RuntimeError``
+rather than lose its lines; :meth:`GtpClient.stop_stream` ends it first
+(:meth:`GtpClient.close` does that by itself).
 """
 
 from __future__ import annotations
@@ -20,6 +36,7 @@ import queue
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from types import TracebackType
 from typing import IO, Any, NoReturn
@@ -29,6 +46,7 @@ __all__ = ["GtpClient", "GtpClientError"]
 log = logging.getLogger(__name__)
 
 _EOF = None  # queue sentinel: the engine closed its stdout
+_NOTHING = object()  # _poll_line: no line within the timeout
 
 
 class GtpClientError(Exception):
@@ -36,7 +54,8 @@ class GtpClientError(Exception):
 
     For a ``?`` answer the message is the engine's error text and
     :attr:`failed` is true; for a timeout, a dead engine or a malformed answer
-    the message describes the problem and :attr:`failed` is false.
+    the message describes the problem and :attr:`failed` is false (and the
+    client has been closed).
     """
 
     def __init__(self, message: str, command: str | None = None, failed: bool = False) -> None:
@@ -67,6 +86,8 @@ class GtpClient:
         self.timeout = timeout
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._closed = False
+        self._streaming: str | None = None     # the streaming command under way
+        self._stream_pending: deque[str] = deque()  # stream lines read, not handed out
         self._proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.PIPE,
@@ -96,6 +117,16 @@ class GtpClient:
         """Whether the client is open and the engine process is running."""
         return not self._closed and self._proc.poll() is None
 
+    @property
+    def returncode(self) -> int | None:
+        """The engine's exit status, or None while it runs."""
+        return self._proc.poll()
+
+    @property
+    def streaming(self) -> str | None:
+        """The streaming command under way (see :meth:`stream`), or None."""
+        return self._streaming
+
     def send(self, command: str, timeout: float | None = None) -> str:
         """Send one command and return the text of its ``=`` answer.
 
@@ -104,31 +135,118 @@ class GtpClient:
         multi-line answers come back as their lines joined by ``\\n``.
         Raises :class:`GtpClientError` on a ``?`` answer (message: the
         error text), a timeout (*timeout* overrides the client's default),
-        a dead engine or a malformed answer.
+        a dead engine or a malformed answer.  Raises ``RuntimeError`` while
+        a stream is open (:meth:`stop_stream` first): the command would end
+        the stream and its answer would follow the stream's lines.
         """
-        command = command.strip()
-        if not command or "\n" in command or "\r" in command:
-            raise ValueError(f"not a single GTP command: {command!r}")
-        if self._closed:
-            raise GtpClientError("client is closed", command)
-        if self._proc.poll() is not None:
-            self._fail(f"engine exited with status {self._proc.returncode}", command)
-        log.debug("-> %s", command)
-        try:
-            assert self._proc.stdin is not None
-            self._proc.stdin.write(command + "\n")
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            self._fail(f"engine exited (cannot write {command!r})", command)
+        command = self._check_command(command)
+        self._write(command)
         lines = self._read_response(command, self.timeout if timeout is None else timeout)
         log.debug("<- %s", "\\n".join(lines))
         return self._parse_response(command, lines)
 
+    def stream(self, command: str, timeout: float | None = None) -> None:
+        """Send a streaming command and return once its ``=`` line is read.
+
+        The engine then writes the stream's lines (read them with
+        :meth:`read_stream_line` or :meth:`stream_lines`) until it hears any
+        input (:meth:`stop_stream`) or, for a command that ends by itself
+        (``lz-genmove_analyze``), until it is done.  Text after the ``=``
+        (and any id) on the head line is handed out as the first line.
+
+        A ``?`` answer raises :class:`GtpClientError` with :attr:`failed`
+        true, as :meth:`send` does, and leaves no stream open; a timeout
+        waiting for the head (*timeout* overrides the client's default), a
+        dead engine or a malformed head raise it too, closing the client.
+        Raises ``RuntimeError`` if a stream is already open.
+        """
+        command = self._check_command(command)
+        timeout = self.timeout if timeout is None else timeout
+        self._write(command)
+        deadline = time.monotonic() + timeout
+        head = self._read_head(command, deadline, timeout)
+        if head.startswith("?"):
+            lines = [head, *self._read_body(command, deadline, timeout)]
+            log.debug("<- %s", "\\n".join(lines))
+            self._parse_response(command, lines)  # a "?" answer: raises GtpClientError
+            raise AssertionError("unreachable")  # pragma: no cover
+        log.debug("<- %s", head)
+        text = self._split_head(command, head)
+        self._streaming = command
+        self._stream_pending.clear()
+        if text.strip():
+            self._stream_pending.append(text.rstrip())
+
+    def read_stream_line(self, timeout: float = 0.0) -> str | None:
+        """The stream's next line, waiting up to *timeout* seconds for it.
+
+        Returns None when no line arrived within *timeout*, and also when
+        the engine ended the stream by itself (its empty line): then
+        :attr:`streaming` is None and the client is ready for :meth:`send`.
+        Raises ``RuntimeError`` when no stream is open, and
+        :class:`GtpClientError` (closing the client) when the engine died.
+        """
+        command = self._stream_command()
+        if self._stream_pending:
+            return self._stream_pending.popleft()
+        line = self._poll_line(command, timeout)
+        if line is _NOTHING:
+            return None
+        assert isinstance(line, str)
+        if not line.strip():
+            log.debug("<- (%r ended by itself)", command)
+            self._streaming = None
+            return None
+        return line
+
+    def stream_lines(self, timeout: float = 0.0) -> list[str]:
+        """Every line of the stream that has arrived, waiting up to *timeout*
+        seconds for the first one; ``[]`` if none came.  Stops at the end of
+        the stream when the engine ended it by itself (then :attr:`streaming`
+        is None).  Raises as :meth:`read_stream_line` does."""
+        lines: list[str] = []
+        line = self.read_stream_line(timeout)
+        while line is not None:
+            lines.append(line)
+            line = self.read_stream_line(0.0)
+        return lines
+
+    def stop_stream(self, timeout: float | None = None) -> list[str]:
+        """End the stream: send an empty line, read up to the empty line that
+        closes the response and return the lines read on the way (the lines
+        that were in flight, and any final line such as ``play D4``).
+
+        Does nothing and returns ``[]`` when no stream is open (also when the
+        engine ended it by itself).  A timeout (*timeout* overrides the
+        client's default) or a dead engine raise :class:`GtpClientError` and
+        close the client.
+        """
+        command = self._streaming
+        if command is None:
+            return []
+        timeout = self.timeout if timeout is None else timeout
+        lines = list(self._stream_pending)
+        self._stream_pending.clear()
+        self._write("", command)
+        deadline = time.monotonic() + timeout
+        lines += self._read_body(command, deadline, timeout)
+        log.debug("<- (%r stopped; %d line(s) in flight)", command, len(lines))
+        self._streaming = None
+        return lines
+
     def close(self, timeout: float = 2.0) -> None:
-        """Send ``quit``, wait up to *timeout* seconds for the engine to exit,
-        kill it otherwise.  Safe to call more than once."""
+        """Stop an open stream, send ``quit``, wait up to *timeout* seconds
+        for the engine to exit, kill it otherwise.  Safe to call more than
+        once."""
         if self._closed:
             return
+        if self._streaming is not None and self._proc.poll() is None:
+            try:
+                self.stop_stream(timeout)
+            except GtpClientError:
+                pass
+            if self._closed:
+                return
         if self._proc.poll() is None:
             try:
                 self.send("quit", timeout=timeout)
@@ -165,47 +283,106 @@ class GtpClient:
         finally:
             self._lines.put(_EOF)
 
-    def _next_line(self, command: str, deadline: float, timeout: float) -> str:
-        remaining = deadline - time.monotonic()
+    def _check_command(self, command: str) -> str:
+        """The stripped *command*, checked for :meth:`send` and :meth:`stream`."""
+        command = command.strip()
+        if not command or "\n" in command or "\r" in command:
+            raise ValueError(f"not a single GTP command: {command!r}")
+        if self._closed:
+            raise GtpClientError("client is closed", command)
+        if self._streaming is not None:
+            raise RuntimeError(f"cannot send {command!r} while {self._streaming!r} is "
+                               "streaming: call stop_stream() first")
+        return command
+
+    def _write(self, line: str, command: str | None = None) -> None:
+        """Write *line* to the engine (on behalf of *command*, default *line*)."""
+        command = line if command is None else command
+        if self._closed:
+            raise GtpClientError("client is closed", command)
+        if self._proc.poll() is not None:
+            self._fail(f"engine exited with status {self._proc.returncode}", command)
+        log.debug("-> %s", line)
         try:
-            line = self._lines.get(timeout=max(remaining, 0.0)) if remaining > 0 else self._lines.get_nowait()
+            assert self._proc.stdin is not None
+            self._proc.stdin.write(line + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self._fail(f"engine exited (cannot write {line!r})", command)
+
+    def _stream_command(self) -> str:
+        if self._closed:
+            raise GtpClientError("client is closed", self._streaming)
+        if self._streaming is None:
+            raise RuntimeError("no stream is open")
+        return self._streaming
+
+    def _poll_line(self, command: str, timeout: float) -> str | object:
+        """The next line (without its line end) within *timeout* s, or
+        ``_NOTHING``; fails (closing the client) at end of output."""
+        try:
+            line = self._lines.get(timeout=timeout) if timeout > 0 else self._lines.get_nowait()
         except queue.Empty:
-            self._fail(f"timeout: no answer to {command!r} within {timeout:g} s", command)
+            return _NOTHING
         if line is _EOF:
-            self._lines.put(_EOF)  # keep reporting EOF to later reads
-            code = self._proc.poll()
-            if code is None:
-                try:
-                    code = self._proc.wait(timeout=0.5)
-                except subprocess.TimeoutExpired:
-                    pass
-            status = "" if code is None else f" with status {code}"
-            self._fail(f"engine exited{status} while answering {command!r}", command)
+            self._engine_gone(command)
         return line.rstrip("\r\n")
 
-    def _read_response(self, command: str, timeout: float) -> list[str]:
-        """Read one response: its lines up to (excluding) the empty line."""
-        deadline = time.monotonic() + timeout
+    def _next_line(self, command: str, deadline: float, timeout: float) -> str:
+        line = self._poll_line(command, max(deadline - time.monotonic(), 0.0))
+        if line is _NOTHING:
+            self._fail(f"timeout: no answer to {command!r} within {timeout:g} s", command)
+        assert isinstance(line, str)
+        return line
+
+    def _engine_gone(self, command: str) -> NoReturn:
+        """The engine closed its output: fail with its exit status."""
+        self._lines.put(_EOF)  # keep reporting EOF to later reads
+        code = self._proc.poll()
+        if code is None:
+            try:
+                code = self._proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+        status = "" if code is None else f" with status {code}"
+        self._fail(f"engine exited{status} while answering {command!r}", command)
+
+    def _read_head(self, command: str, deadline: float, timeout: float) -> str:
+        """The first line of a response: its ``=`` or ``?`` status line."""
         first = self._next_line(command, deadline, timeout)
         while not first.strip():  # tolerate stray blank lines before an answer
             first = self._next_line(command, deadline, timeout)
         if first[0] not in "=?":
             self._fail(f"malformed answer to {command!r}: {first!r}", command)
-        lines = [first]
+        return first
+
+    def _read_body(self, command: str, deadline: float, timeout: float) -> list[str]:
+        """The lines of a response after its head, up to (excluding) the empty line."""
+        lines = []
         while True:
             line = self._next_line(command, deadline, timeout)
             if not line.strip():
                 return lines
             lines.append(line)
 
-    def _parse_response(self, command: str, lines: list[str]) -> str:
-        head = lines[0]
-        status, rest = head[0], head[1:]
+    def _read_response(self, command: str, timeout: float) -> list[str]:
+        """Read one response: its lines up to (excluding) the empty line."""
+        deadline = time.monotonic() + timeout
+        first = self._read_head(command, deadline, timeout)
+        return [first, *self._read_body(command, deadline, timeout)]
+
+    def _split_head(self, command: str, head: str) -> str:
+        """The text of a status line after its ``=``/``?``, id and one space."""
+        rest = head[1:]
         digits = len(rest) - len(rest.lstrip("0123456789"))
         rest = rest[digits:]
         if rest and not rest[0].isspace():
             self._fail(f"malformed answer to {command!r}: {head!r}", command)
-        rest = rest[1:] if rest else rest
+        return rest[1:] if rest else rest
+
+    def _parse_response(self, command: str, lines: list[str]) -> str:
+        status = lines[0][0]
+        rest = self._split_head(command, lines[0])
         body = lines[1:]
         if not rest.strip() and body:
             text = "\n".join(body)
@@ -225,6 +402,8 @@ class GtpClient:
     def _shutdown(self, timeout: float) -> None:
         """Close the engine's stdin, wait up to *timeout* s for it to exit, then kill."""
         self._closed = True
+        self._streaming = None
+        self._stream_pending.clear()
         proc = self._proc
         if proc.stdin is not None:
             try:
