@@ -26,6 +26,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.playouts
 	$(PY) -m bench.search
+	$(PY) -m bench.async
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -34,8 +34,8 @@ answers (``name``), sends ``quit`` and prints:
   2 pools x max_nodes x the bytes of a node (two pools for tree reuse);
   max_nodes is read from the engine's own ``gomill-describe_engine`` ("tree
   cap N nodes"), so it holds whatever ``--engine`` says, and the bytes of a
-  node from the pool arrays' mappings when they are found (otherwise 48:
-  engine/tree.py's six int32 and six float32 fields); the slack
+  node from the pool arrays' mappings when they are found (otherwise
+  engine/tree.py's int32 and float32 fields, 52 bytes); the slack
   (``--slack-mb``) covers the Python and numba heaps' small fluctuations.
 
 Exit status: 0 when every sampled RSS stayed within the bound, 1 when one
@@ -56,11 +56,12 @@ import sys
 import time
 from dataclasses import dataclass
 
+from engine.tree import N_FLOAT, N_INT
 from gtp.client import GtpClient, GtpClientError
 
 DEFAULT_ENGINE = "python -m engine.gtp --quiet"
-NODE_BYTES = 48          # engine/tree.py: 6 x int32 + 6 x float32 per node (used
-                         # when the pools are too small to be found in smaps)
+NODE_BYTES = 4 * (N_INT + N_FLOAT)   # engine/tree.py: int32 and float32 fields per node
+                                    # (used when the pools are not found in smaps)
 POOLS = 2                # engine/tree.py: two pools, for tree reuse
 LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 MIB = 1024 * 1024

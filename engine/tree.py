@@ -31,6 +31,7 @@ from numba import njit
 
 # integer fields
 T_MOVE, T_PARENT, T_FIRST, T_NCHILD, T_STATE, T_VLOSS = range(6)
+N_INT = 6
 # float fields
 F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_POLICY = range(7)
 N_FLOAT = 7
@@ -135,7 +136,7 @@ class Tree:
             raise ValueError("the tree needs at least 1024 nodes")
         self.max_nodes = max_nodes
         self.chunk = chunk
-        self._pools = [(np.zeros((6, max_nodes), np.int32), np.zeros((N_FLOAT, max_nodes), np.float32))
+        self._pools = [(np.zeros((N_INT, max_nodes), np.int32), np.zeros((N_FLOAT, max_nodes), np.float32))
                        for _ in range(2)]
         self._active = 0
         self._lock = threading.Lock()

@@ -35,6 +35,15 @@ evenly over the processes; rank 0 evaluates and writes the files.
 
 Errors (missing or empty data, unknown model, a run already in OUT without
 ``--resume``) print ``error: ...`` naming the path or name and exit with 2.
+
+Redrawing the curves of a finished run (matplotlib needed: the ``train``
+extra, ``pip install -e .[train]``)::
+
+    python -m nets.train --plot METRICS.jsonl OUT.png
+
+e.g. ``python -m nets.train --plot nets/weights/small6.metrics.jsonl
+nets/weights/small6.curves.png``; from Python,
+``plot_curves(read_metrics(Path(METRICS)), Path(OUT))``.
 """
 
 from __future__ import annotations
@@ -182,7 +191,7 @@ class Progress:
         if not self.enabled:
             return
         if self.bar is not None:
-            self.bar.write(text)
+            self.bar.write(text, file=sys.stderr)   # tqdm.write defaults to stdout
         else:
             print(text, file=sys.stderr, flush=True)
 
@@ -214,9 +223,10 @@ def write_metrics(path: Path, rows: list[dict]) -> None:
 _warned_plot = False
 
 
-def plot_curves(rows: list[dict], path: Path) -> bool:
+def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bool:
     """Loss and accuracy curves as a PNG; False (with one message) when
-    matplotlib is missing."""
+    matplotlib is missing.  ``metrics``: the file the rows came from, for
+    that message (default: metrics.jsonl beside ``path``)."""
     global _warned_plot
     try:
         import matplotlib
@@ -225,7 +235,8 @@ def plot_curves(rows: list[dict], path: Path) -> bool:
     except ImportError:
         if not _warned_plot:
             print(f"matplotlib is not installed: no plot {path} "
-                  f"(the numbers are in {path.with_name('metrics.jsonl')})", file=sys.stderr)
+                  f"(the numbers are in {metrics or path.with_name('metrics.jsonl')})",
+                  file=sys.stderr)
             _warned_plot = True
         return False
     steps = [r["step"] for r in rows]
@@ -531,7 +542,28 @@ def train(args: argparse.Namespace) -> dict:
     return {"step": step, "rows": rows, "seconds": elapsed}
 
 
+def plot_main(argv: list[str]) -> int:
+    """``--plot METRICS.jsonl OUT.png``: redraw the curves of a run."""
+    ap = argparse.ArgumentParser(prog="python -m nets.train --plot",
+                                 description="Draw the curves of a metrics.jsonl file.")
+    ap.add_argument("metrics", help="metrics file of a run (one JSON object a line)")
+    ap.add_argument("png", help="PNG file to write")
+    args = ap.parse_args(argv)
+    metrics = Path(args.metrics)
+    rows = read_metrics(metrics)
+    if not rows:
+        print(f"error: no metrics in {metrics} (missing or empty file)", file=sys.stderr)
+        return 2
+    if not plot_curves(rows, Path(args.png), metrics=metrics):
+        return 2
+    print(f"{args.png}: {len(rows)} evaluations, steps {rows[0]['step']}..{rows[-1]['step']}")
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--plot"]:
+        return plot_main(argv[1:])
     args = parse_args(argv)
     try:
         result = train(args)

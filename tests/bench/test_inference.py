@@ -1,0 +1,85 @@
+"""Quick checks of bench.inference: the table of a tiny run (the shipped
+net and an untrained registry model, batch 1, 0.2 s) and the exit status
+and message of bad input."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from bench import inference as I  # noqa: E402
+from engine.features import LEGAL, N_PLANES, ONES  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ROW = re.compile(r"^\| (?P<net>.+?) \| (?P<params>[\d,]+) \| (?P<batch>\d+) \| "
+                 r"(?P<pps>[\d,]+) \| (?P<ms>\d+\.\d\d) \|$")
+
+
+def _rows(text: str) -> list[re.Match]:
+    lines = text.strip().splitlines()
+    assert lines[0].startswith("PolicyEvaluator.evaluate, 19x19, device cpu, 1 torch thread(s)")
+    assert lines[1] == "| network | params | batch | positions/s | ms per batch |"
+    assert lines[2] == "|---|---:|---:|---:|---:|"
+    rows = [ROW.match(line) for line in lines[3:]]
+    assert all(rows), lines[3:]
+    return rows
+
+
+def test_default_checkpoint_and_registry_model(capsys) -> None:
+    rc = I.main(["--batches", "1", "--seconds", "0.2", "--threads", "1"])
+    assert rc == 0
+    (row,) = _rows(capsys.readouterr().out)
+    assert row["net"].startswith("small6 (") and row["net"].endswith("small6.pt)")
+    assert row["params"] == "384,594" and row["batch"] == "1"
+    pps, ms = float(row["pps"].replace(",", "")), float(row["ms"])
+    assert pps > 0 and ms > 0
+    assert abs(pps * ms / 1e3 - 1) < 0.05          # batch 1: positions/s = 1000 / ms
+
+    rc = I.main(["--model", "small6", "--checkpoint", str(I.DEFAULT_WEIGHTS),
+                 "--batches", "1,3", "--seconds", "0.2", "--threads", "1"])
+    assert rc == 0
+    rows = _rows(capsys.readouterr().out)
+    assert [(r["net"].split()[0], r["batch"]) for r in rows] == \
+        [("small6", "1"), ("small6", "3"), ("small6", "1"), ("small6", "3")]
+    assert rows[0]["net"] == "small6 (untrained)"
+
+
+def test_positions_are_real_planes() -> None:
+    x, colors = I.positions(9, n=3)
+    assert x.shape == (3, N_PLANES, 9, 9) and x.dtype == np.uint8
+    assert set(colors.tolist()) <= {1, 2}
+    assert (x[:, ONES] == 1).all()
+    stones = x[:, :2].sum(axis=(1, 2, 3))
+    assert stones[0] > 0 and (np.diff(stones) > 0).all()      # longer games, more stones
+    assert (x[:, LEGAL].sum(axis=(1, 2)) < 81).all()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--checkpoint", "{tmp}/missing.pt"], "missing.pt does not exist"),
+    (["--model", "nosuchnet"], "unknown model name 'nosuchnet'"),
+    (["--batches", "1,x"], "--batches must be"),
+    (["--batches", "0"], "--batches must be"),
+    (["--seconds", "0"], "--seconds must be positive"),
+    (["--threads", "0"], "--threads must be at least 1"),
+])
+def test_bad_input_exits_2(argv, message, tmp_path, capsys) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert I.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+
+
+def test_command_line_exit_status(tmp_path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "bench.inference", "--checkpoint",
+                           str(tmp_path / "nothing.pt"), "--seconds", "0.1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "nothing.pt does not exist" in proc.stderr
+    assert proc.stdout == ""
