@@ -144,3 +144,15 @@ def test_foreign_network_file_is_refused(tmp_path):
     bad.write_bytes(b"not a checkpoint at all")
     r = run_cli("--network", str(bad))
     assert r.returncode == 2 and str(bad) in r.stderr and r.stdout == ""
+
+
+def test_new_thread_count_restarts_the_prior_worker(engine):
+    e = engine("--rollouts", "400")
+    e.ok("boardsize 9")
+    old = e.player._worker
+    e.ok("dg-params threads 2")
+    assert not old.is_alive()
+    new = e.player._worker
+    assert new is not old and new.is_alive() and new.queue is e.player.search.queue
+    assert e.ok("genmove b") not in ("pass", "resign")
+    assert e.player.last_result.net.requested > 0
