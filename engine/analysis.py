@@ -13,7 +13,8 @@ What the GTP extensions (engine/gtp.py binds them) ask of the engine:
   pass rules) with reports while it searches;
 * pondering after genmove (``--ponder``) until the next command;
 * live GoGui graphics during genmove (``--gfx-interval``);
-* data for GUI displays (heuristic priors, best moves, ownership), engine
+* data for GUI displays (the network's policy or the heuristic priors, best
+  moves, ownership), engine
   parameters, and descriptions for gomill.
 
 Reports follow the GTP side's duck-typed AnalysisReport: moves are
@@ -53,7 +54,7 @@ class MoveInfo:
     move: tuple[int, int] | None
     visits: int
     winrate: float          # for the player to move
-    prior: float            # heuristic prior value
+    prior: float            # network probability (heuristic prior value without one)
     lcb: float              # lower confidence bound of the winrate
     pv: list                # principal variation, starting with move
     score_lead: float       # the root's expected area-score lead for the player to move

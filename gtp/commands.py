@@ -408,7 +408,8 @@ class GuiSource(Protocol):
     """What the GoGui display commands need from an engine."""
 
     def priors(self, color: str | None) -> dict[Point, float]:
-        """Heuristic prior value (0..1) of each candidate move."""
+        """Prior (0..1) of each candidate move: the policy network's
+        probability, or a heuristic value where the engine has no network."""
         ...
 
     def report(self, color: str | None) -> AnalysisReport:
@@ -469,7 +470,7 @@ def add_gogui_commands(reg: Registry, gui: GuiSource, prefix: str = "") -> None:
     """Register ``gogui-analyze_commands``, ``gogui-interrupt`` and the
     display commands it lists (names start with *prefix*):
 
-    * ``PREFIXpriors [color]`` (gfx): the heuristic prior of every move as
+    * ``PREFIXpriors [color]`` (gfx): the prior (policy) of every move as
       INFLUENCE, scaled so the best is 1, and the best few as labels (%);
     * ``PREFIXvisits [color]`` / ``PREFIXwinrates [color]`` (pspairs): the
       visits / winrate (%) of the searched moves;
