@@ -59,8 +59,9 @@ class Player:
     def _wire_network(self) -> None:
         if self.network is None:
             return
-        self.search.attach_network(self.network.evaluate, self.network.supports)
-        if self._start_worker is not None and not self.config.policy_only:
+        feed = self._start_worker is not None and not self.config.policy_only
+        self.search.attach_network(self.network.evaluate, self.network.supports, fed=feed)
+        if feed:
             self._worker = self._start_worker(self.search.queue)
 
     def close(self) -> None:
@@ -81,7 +82,7 @@ class Player:
         board = Game(size=7).board
         spare.run(board, 7.5, max_sims=64)
         if self.network is not None and self.network.supports(9):
-            spare.attach_network(self.network.evaluate, self.network.supports)
+            spare.attach_network(self.network.evaluate, self.network.supports, fed=False)
             spare.run(Game(size=9).board, 7.5, max_sims=64)   # the network's first call is slow too
         area_score(board.b, board.s)
         log.info("kernels ready in %.1fs", time.perf_counter() - started)

@@ -366,14 +366,16 @@ class Search:
         self.queue.rings = [sc.ring for sc in self.scratch]
         self.network = None             # evaluate(planes, colors) -> probs, or None
 
-    def attach_network(self, evaluate, supports=lambda size: True) -> None:
+    def attach_network(self, evaluate, supports=lambda size: True, fed: bool = True) -> None:
         """Use a policy network: ``evaluate(planes uint8 (B, P, n, n),
         colors (B,)) -> (B, n * n) probabilities`` for the root (which waits
-        for its own evaluation) and, through ``self.queue``, for a worker
-        that feeds the other nodes (nets/worker.py).  ``supports(size)``
-        says which board sizes it takes."""
+        for its own evaluation) and, when ``fed``, through ``self.queue``
+        for a worker that feeds the other nodes (nets/worker.py; without
+        one nothing would serve the queue).  ``supports(size)`` says which
+        board sizes it takes."""
         self.network = evaluate
         self.network_supports = supports
+        self.network_fed = fed
         self.clear()
 
     def uses_network(self, size: int) -> bool:
@@ -436,7 +438,7 @@ class Search:
         nn = self.uses_network(board.size)
         queue = self.queue
         if nn:
-            params[P_NN] = 1.0
+            params[P_NN] = 1.0 if self.network_fed else 0.0
             queue.attach(params, P_NN_VISITS, board.size)
             queue.stats.reset()
         root_hist = np.full(4, PASS, np.int32)

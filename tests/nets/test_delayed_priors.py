@@ -154,7 +154,7 @@ def test_favourite_of_the_network_becomes_the_choice():
         without[r.move == c3] += 1
         s = Search(SearchConfig(), gammas, 1, seed)
         net = FakeNet(favourite=idx, weight=1e4)
-        s.attach_network(net.evaluate, net.supports)
+        s.attach_network(net.evaluate, net.supports, fed=False)    # the root's own evaluation only
         with_net[s.run(board, 7.5, max_sims=400).move == c3] += 1
     assert without[True] == 0 and with_net[True] == 5
 

@@ -78,6 +78,8 @@ def test_policy_only_plays_on_9x9_and_passes_back_when_the_count_wins(engine):
     assert e.ok("genmove w") not in ("pass", "resign")
     e.ok("play b pass")
     assert e.ok("genmove w") == "pass"
+    # the count behind that pass asked the queue for nothing: no worker serves it
+    assert e.player.search.queue.stats.requested == 0 and e.player._worker is None
 
 
 def test_rank_planes_change_the_network_input(engine):
