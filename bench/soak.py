@@ -56,6 +56,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from bench.match import split_command
+from engine.board import COLUMNS
 from engine.tree import N_FLOAT, N_INT
 from gtp.client import GtpClient, GtpClientError
 
@@ -63,17 +65,7 @@ DEFAULT_ENGINE = "python -m engine.gtp --quiet"
 NODE_BYTES = 4 * (N_INT + N_FLOAT)   # engine/tree.py: int32 and float32 fields per node
                                     # (used when the pools are not found in smaps)
 POOLS = 2                # engine/tree.py: two pools, for tree reuse
-LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 MIB = 1024 * 1024
-
-
-def split_command(text: str) -> list[str]:
-    argv = shlex.split(text)
-    if not argv:
-        raise ValueError("empty command")
-    if argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    return argv
 
 
 def proc_status(pid: int) -> dict[str, int]:
@@ -137,7 +129,7 @@ def opening(size: int) -> list[str]:
     if lo >= hi:
         return []
     pts = [(hi, hi), (lo, lo), (hi, lo), (lo, hi)]
-    return [f"play {'BW'[i % 2]} {LETTERS[c]}{r + 1}" for i, (c, r) in enumerate(pts)]
+    return [f"play {'BW'[i % 2]} {COLUMNS[c]}{r + 1}" for i, (c, r) in enumerate(pts)]
 
 
 def tree_cap(description: str) -> int | None:
