@@ -123,12 +123,15 @@ def test_priors_arrive_asynchronously_and_are_normalised_over_legal_moves():
     net = FakeNet()
     player = Player(EngineConfig(board_size=9, rollouts=3000, seed=3), net, start_worker(net))
     try:
-        player.genmove("b")
+        # the search itself, not genmove: playing the move would keep only
+        # the chosen subtree
+        r = player.search.run(player.game.board, 7.5, max_sims=3000)
+        assert r.net.requested > 20
         tree = player.search.tree
         assert wait_for(lambda: player.search.queue.depth() == 0)
-        time.sleep(0.1)
+        time.sleep(0.2)
         ready = ready_nodes(tree)
-        assert len(ready) > 5, "the worker wrote priors into few nodes"
+        assert len(ready) > 20, "the worker wrote priors into few nodes"
         ti, tf = tree.ti, tree.tf
         for node in ready:
             first, n = ti[T_FIRST, node], ti[T_NCHILD, node]
@@ -210,7 +213,7 @@ def test_search_goes_on_while_the_network_is_slow():
         player.genmove("b")
         elapsed = time.perf_counter() - started
         r = player.last_result
-        assert r.sims >= 1000
+        assert r.sims >= 300       # the early stop may end it before the budget
         assert elapsed < 0.5 + 3.0 + r.sims / 500, elapsed
         assert r.net.requested > r.net.evaluated
     finally:
