@@ -499,6 +499,11 @@ class Search:
         elapsed = time.perf_counter() - started
         return self._result(board, elapsed)
 
+    def _network_row(self, board: Board, history) -> np.ndarray:
+        """The network's (n * n) probabilities for ``board``'s player to move."""
+        return self.network(root_planes(board, history, self.cfg.nn_rank),
+                            np.array([board.to_move], np.int32))[0]
+
     def _evaluate_root(self, board: Board, history) -> None:
         """The root waits for its own network evaluation (the one wait the
         search allows itself): its children's priors decide the first
@@ -506,11 +511,10 @@ class Search:
         ti = self.tree.ti
         if ti[T_STATE, ROOT] != EXPANDED:
             return
-        probs = self.network(root_planes(board, history, self.cfg.nn_rank),
-                             np.array([board.to_move], np.int32))
+        probs = self._network_row(board, history)
         with self.queue.tree_lock:
             ti[T_STATE, ROOT] = NN_PENDING
-            write_policy(ti, self.tree.tf, ROOT, probs[0], board.s[S_W], board.size,
+            write_policy(ti, self.tree.tf, ROOT, probs, board.s[S_W], board.size,
                          self.cfg.prior_cnn)
 
     def network_policy(self, board: Board, history=()) -> dict[int, float]:
@@ -518,11 +522,14 @@ class Search:
         player to move (empty without a network for this size)."""
         if not self.uses_network(board.size):
             return {}
-        probs = self.network(root_planes(board, history, self.cfg.nn_rank),
-                             np.array([board.to_move], np.int32))[0]
+        probs = self._network_row(board, history)
         n, w = board.size, int(board.s[S_W])
-        return {p: float(probs[(p // w - 1) * n + p % w - 1]) for p in board.points()
-                if probs[(p // w - 1) * n + p % w - 1] > 0}
+        out = {}
+        for p in board.points():
+            prob = float(probs[(p // w - 1) * n + p % w - 1])
+            if prob > 0:
+                out[p] = prob
+        return out
 
     def stop(self) -> None:
         self.stop_event.set()
