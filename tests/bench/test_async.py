@@ -30,7 +30,7 @@ def test_tiny_run_prints_one_row_per_size(capsys, tmp_path) -> None:
     assert row["rollouts_per_s_null"] > 0 and row["rollouts_per_s_net"] > 0
     assert row["evaluated"] > 0 and 0 < row["fraction_evaluated"] <= 1
     assert row["lag_p95_ms"] >= row["lag_median_ms"] >= 0
-    assert re.search(r"\| \d+(\.\d)?% \(\d+ of \d+\) \|", lines[3])
+    assert re.search(r"\| \d+\.\d% \([\d,]+ of [\d,]+\) \|", lines[3])   # thousands separated
 
 
 @pytest.mark.parametrize("args, message", [
