@@ -36,6 +36,25 @@ def _rank(text: str) -> int:
     raise argparse.ArgumentTypeError(f"rank must be 1d..9d, got {text!r}")
 
 
+def _search_overrides(ap: argparse.ArgumentParser, items: list[str]) -> dict:
+    """``--param NAME=VALUE`` items as SearchConfig field values (the
+    field's own type); unknown names and bad values end with a usage error."""
+    fields = {f.name: f for f in dataclasses.fields(SearchConfig)}
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            ap.error(f"--param {item!r}: expected NAME=VALUE with NAME one of "
+                     f"{', '.join(sorted(fields))}")
+        kind = int if fields[name].type in (int, "int") else float
+        try:
+            out[name] = kind(value)
+        except ValueError:
+            ap.error(f"--param {item!r}: {value!r} is not {'an integer' if kind is int else 'a number'}")
+    return out
+
+
 def parse_args(argv: list[str] | None = None) -> EngineConfig:
     return parse_options(argv)[0]
 
@@ -60,6 +79,9 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
                     help="board size before any boardsize command (default %(default)s)")
     ap.add_argument("--komi", type=float, default=d.komi,
                     help="komi before any komi command (default %(default)s)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a search constant of engine/config.py's SearchConfig, e.g. "
+                         "--param c_explore=0.3 (repeatable; for tuning)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (0: from the clock)")
     ap.add_argument("--quiet", action="store_true", help="log only warnings to stderr")
     ap.add_argument("--ponder", action="store_true",
@@ -102,7 +124,9 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
         ap.error("--policy-only needs a network")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s")
-    search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes, nn_rank=args.rank)
+    overrides = _search_overrides(ap, args.param)
+    search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes, nn_rank=args.rank,
+                                 **overrides)
     config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
                           move_time=args.move_time, threads=args.threads, resign=args.resign,
                           lag=args.lag, seed=args.seed, policy_only=args.policy_only,

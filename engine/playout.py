@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, PASS,
-                          S_LAST, S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, SIZE,
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, NEXT, PASS,
+                          S_LAST, S_N, S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, SIZE,
                           WHITE, chain_liberty, is_eyeish, is_legal,
                           libs_after, new_stamp, play, rng_below, rng_next)
 from engine.patterns import pattern_code
@@ -124,17 +124,202 @@ def self_atari_size(b, s, p, c):
     return size
 
 
+# playout parameter vector (built from SearchConfig by playout_params)
+PP_MASS, PP_SA_LIMIT, PP_LADDER, PP_TWO_LIB, PP_LGR = range(5)
+N_PP = 5
+
+
+def playout_params(cfg) -> np.ndarray:
+    """The rollout policy's settings (a SearchConfig's playout_* fields) as
+    the float vector the kernels take."""
+    pp = np.zeros(N_PP, np.float64)
+    pp[PP_MASS] = cfg.playout_pattern_mass
+    pp[PP_SA_LIMIT] = cfg.playout_self_atari
+    pp[PP_LADDER] = cfg.playout_ladder
+    pp[PP_TWO_LIB] = cfg.playout_two_lib
+    pp[PP_LGR] = cfg.playout_lgr
+    return pp
+
+
+def new_replies(max_points: int) -> np.ndarray:
+    """An empty last-good-reply table: ``reply[c, p]`` is c's answer to the
+    move p, or PASS for none (shared by a search's threads)."""
+    return np.full((3, max_points), PASS, np.int32)
+
+
 @njit(nogil=True, cache=True)
-def policy_move(b, s, rng, c, gammas, mass, sa_limit, cand, wts):
+def update_replies(reply, seq, nseq, prev, first, winner):
+    """Last good reply with forgetting (Baier & Drake 2010) after one
+    simulation: ``seq[:nseq]`` its moves, ``prev`` the move before them,
+    ``first`` the colour of seq[0].  The winner's replies are stored, the
+    loser's replies that were stored are forgotten."""
+    c = first
+    for i in range(nseq):
+        m = seq[i]
+        if prev >= 0 and m >= 0:
+            if c == winner:
+                reply[c, prev] = m
+            elif reply[c, prev] == m:
+                reply[c, prev] = PASS
+        prev = m
+        c = 3 - c
+
+
+class PlayoutScratch:
+    """What one thread's rollouts write besides its board: the pattern
+    candidates and the board the ladder reader plays on, allocated once."""
+
+    def __init__(self, max_points: int):
+        from engine.board import NROWS, NSCALARS
+        self.cand = np.zeros(8, np.int64)
+        self.wts = np.zeros(8, np.float64)
+        self.lb = np.zeros((NROWS, max_points), np.int32)
+        self.ls = np.zeros(NSCALARS, np.int64)
+
+
+@njit(nogil=True, cache=True)
+def counter_capture(b, s, h):
+    """The liberty of an opponent chain in atari next to the chain headed
+    by h (capturing it gives h a liberty), or PASS."""
+    w = s[S_W]
+    o = 3 - b[COLOR, h]
+    r = h
+    while True:
+        for d in (-w, -1, 1, w):
+            q = r + d
+            if b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 1:
+                return chain_liberty(b, s, b[HEAD, q])
+        r = b[NEXT, r]
+        if r == h:
+            break
+    return PASS
+
+
+@njit(nogil=True, cache=True)
+def second_liberty(b, s, h, first):
+    """A liberty of the chain headed by h other than ``first``, or PASS."""
+    w = s[S_W]
+    r = h
+    while True:
+        for d in (-w, -1, 1, w):
+            q = r + d
+            if b[COLOR, q] == EMPTY and q != first:
+                return q
+        r = b[NEXT, r]
+        if r == h:
+            break
+    return PASS
+
+
+@njit(nogil=True, cache=True)
+def ladder_captured(lb, ls, zob, stone):
+    """Read the ladder on the scratch board (lb, ls), which it plays on: the
+    chain of ``stone`` is in atari and its owner is to move.  The defender
+    captures a neighbour in atari if it can (escaped) or extends; the
+    attacker ataris again from the side that leaves the fewer liberties,
+    never with a stone that is itself in atari.  True when the chain dies."""
+    d = lb[COLOR, stone]
+    a = 3 - d
+    for _ in range(4 * ls[S_N]):
+        h = lb[HEAD, stone]
+        if counter_capture(lb, ls, h) != PASS:
+            return False
+        lib = chain_liberty(lb, ls, h)
+        if not is_legal(lb, ls, lib, d):
+            return True
+        play(lb, ls, zob, lib, d)
+        h = lb[HEAD, stone]
+        n = lb[LIBS, h]
+        if n >= 3:
+            return False
+        if n <= 1:
+            return True
+        l1 = chain_liberty(lb, ls, h)
+        l2 = second_liberty(lb, ls, h, l1)
+        best = PASS
+        best_n = 1 << 30
+        for k in range(2):
+            at = l1 if k == 0 else l2
+            esc = l2 if k == 0 else l1
+            if is_legal(lb, ls, at, a) and libs_after(lb, ls, at, a) >= 2:
+                m = libs_after(lb, ls, esc, d)     # counts ``at`` too, which the attacker fills
+                if m < best_n:
+                    best_n = m
+                    best = at
+        if best == PASS:
+            return False
+        play(lb, ls, zob, best, a)
+        if lb[LIBS, lb[HEAD, stone]] != 1:
+            return False
+    return False
+
+
+@njit(nogil=True, cache=True)
+def escape_fails(b, s, zob, stone, lb, ls):
+    """The chain of ``stone`` is in atari with its owner to move: True when
+    running out (or capturing a neighbour) does not save it from a ladder.
+    Reads on (lb, ls); (b, s) is left as it was."""
+    w = s[S_W]
+    npts = w * w
+    lb[:, :npts] = b[:, :npts]
+    ls[:] = s[:]
+    return ladder_captured(lb, ls, zob, stone)
+
+
+@njit(nogil=True, cache=True)
+def atari_captures(b, s, zob, p, c, stone, lb, ls):
+    """True when c playing p puts the opponent chain of ``stone`` in an
+    atari it cannot escape (a ladder or a net, read as above)."""
+    if libs_after(b, s, p, c) < 2:
+        return False
+    h = b[HEAD, stone]
+    run = second_liberty(b, s, h, p)
+    if run != PASS and libs_after(b, s, run, 3 - c) >= 4:
+        return False                     # runs out to three liberties (p counted, then filled)
+    w = s[S_W]
+    npts = w * w
+    lb[:, :npts] = b[:, :npts]
+    ls[:] = s[:]
+    play(lb, ls, zob, p, c)
+    if lb[LIBS, lb[HEAD, stone]] != 1:
+        return False
+    return ladder_captured(lb, ls, zob, stone)
+
+
+@njit(nogil=True, cache=True)
+def save_move(b, s, zob, h, c, ladder, lb, ls):
+    """A move that saves c's chain headed by h from atari, or PASS: capture
+    a neighbour in atari, else run out to at least three liberties, or two
+    when the ladder reader (``ladder``) finds no ladder."""
+    q = counter_capture(b, s, h)
+    if q != PASS and is_legal(b, s, q, c):
+        return q
+    lib = chain_liberty(b, s, h)
+    if not is_legal(b, s, lib, c):
+        return PASS
+    n = libs_after(b, s, lib, c)
+    if n >= 3 or (n == 2 and not (ladder and escape_fails(b, s, zob, h, lb, ls))):
+        return lib
+    return PASS
+
+
+@njit(nogil=True, cache=True)
+def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls, reply):
     """The rollout policy: (1) capture a chain next to the last move that is
-    in atari, (2) save an own chain the last move put in atari, (3) a 3x3
+    in atari, (2) save an own chain the last move put in atari (capturing a
+    neighbour, or running out where no ladder catches it), (3) with
+    ``pp[PP_TWO_LIB]``, atari the last move's chain when it has two
+    liberties and the atari catches it, (4) with ``pp[PP_LGR]``, the last
+    good reply to the last move (``reply``, see update_replies), (5) a 3x3
     pattern move around the last move, sampled with probability
-    gamma / (sum of gammas + mass), (4) a random move that fills no own eye
-    and puts no chain of ``sa_limit`` or more stones in atari.
-    ``cand``/``wts`` are 8-long scratch arrays of the calling thread."""
+    gamma / (sum of gammas + mass), (6) a random move that fills no own eye and puts no chain of
+    ``pp[PP_SA_LIMIT]`` or more stones in atari.  ``cand``/``wts``/``lb``/
+    ``ls`` are the calling thread's PlayoutScratch."""
     last = s[S_LAST]
     w = s[S_W]
     o = 3 - c
+    sa_limit = np.int64(pp[PP_SA_LIMIT])
+    ladder = pp[PP_LADDER] > 0
     if last != PASS and b[COLOR, last] == o:
         for d in (0, -w, -1, 1, w):
             q = last + d
@@ -145,9 +330,21 @@ def policy_move(b, s, rng, c, gammas, mass, sa_limit, cand, wts):
         for d in (-w, -1, 1, w):
             q = last + d
             if b[COLOR, q] == c and b[LIBS, b[HEAD, q]] == 1:
-                lib = chain_liberty(b, s, b[HEAD, q])
-                if is_legal(b, s, lib, c) and libs_after(b, s, lib, c) >= 2:
-                    return lib
+                p = save_move(b, s, zob, b[HEAD, q], c, ladder, lb, ls)
+                if p != PASS:
+                    return p
+        h = b[HEAD, last]
+        if pp[PP_TWO_LIB] > 0 and b[LIBS, h] == 2:
+            l1 = chain_liberty(b, s, h)
+            l2 = second_liberty(b, s, h, l1)
+            for p in (l1, l2):
+                if is_legal(b, s, p, c) and atari_captures(b, s, zob, p, c, last, lb, ls):
+                    return p
+    if pp[PP_LGR] > 0 and last != PASS:
+        r = reply[c, last]
+        if (r != PASS and b[COLOR, r] == EMPTY and not is_eyeish(b, s, r, c)
+                and is_legal(b, s, r, c) and self_atari_size(b, s, r, c) < sa_limit):
+            return r
     if last != PASS:
         n = 0
         total = 0.0
@@ -160,7 +357,7 @@ def policy_move(b, s, rng, c, gammas, mass, sa_limit, cand, wts):
                 total += g
                 n += 1
         if n > 0:
-            r = rng_unit(rng) * (total + mass)
+            r = rng_unit(rng) * (total + pp[PP_MASS])
             if r < total:
                 for i in range(n):
                     r -= wts[i]
@@ -170,12 +367,12 @@ def policy_move(b, s, rng, c, gammas, mass, sa_limit, cand, wts):
 
 
 @njit(nogil=True, cache=True)
-def policy_playout(b, s, zob, rng, max_moves, gammas, mass, sa_limit, cand, wts, seq, nseq):
+def policy_playout(b, s, zob, rng, max_moves, gammas, pp, cand, wts, lb, ls, reply, seq, nseq):
     """Play the rollout policy until two passes or max_moves, appending the
     moves to ``seq`` from index ``nseq`` (for AMAF); returns the new length."""
     for _ in range(max_moves):
         c = s[S_TO_MOVE]
-        p = policy_move(b, s, rng, c, gammas, mass, sa_limit, cand, wts)
+        p = policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls, reply)
         play(b, s, zob, p, c)
         if nseq < seq.shape[0]:
             seq[nseq] = p

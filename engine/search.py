@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_LAST, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, is_eyeish, is_legal, libs_after, play)
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
-from engine.playout import policy_playout, self_atari_size
+from engine.playout import (PP_LGR, PlayoutScratch, atari_captures, escape_fails,
+                            new_replies, playout_params, policy_playout, self_atari_size,
+                            update_replies)
 from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
 from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
                          F_PRIOR_W, F_VISITS, F_WINS, NN_PENDING, NN_READY, NO_NODE, ROOT,
@@ -37,7 +39,7 @@ from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PR
 
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
- P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_MASS, P_SA_LIMIT,
+ P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LOCAL, P_LADDER,
  P_KOMI, P_NN, P_NN_VISITS, P_RANK) = range(18)
 N_PARAMS = 18
 
@@ -59,8 +61,8 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     p[P_PATTERN] = cfg.prior_pattern
     p[P_EDGE] = cfg.prior_edge
     p[P_PASS] = cfg.prior_pass
-    p[P_MASS] = cfg.playout_pattern_mass
-    p[P_SA_LIMIT] = cfg.playout_self_atari
+    p[P_LOCAL] = cfg.prior_local
+    p[P_LADDER] = cfg.prior_ladder
     p[P_KOMI] = komi
     p[P_NN] = 0.0                       # set by Search.run when a network is attached
     p[P_NN_VISITS] = cfg.nn_visits
@@ -68,32 +70,60 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     return p
 
 
+LOCAL_BY_DISTANCE = (0.0, 1.0, 0.9, 0.35)   # prior_local's share by distance to the last move
+
+
 @njit(nogil=True, cache=True)
-def _move_prior(b, s, p, c, params, gammas):
-    """(visits, wins) of heuristic prior experience for c playing p."""
+def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
+    """(visits, wins) of heuristic prior experience for c playing p; the
+    ladder reader plays on (lb, ls)."""
     w = s[S_W]
     n = s[S_N]
     o = 3 - c
     pn = params[P_EVEN]
     pw = 0.5 * params[P_EVEN]
     capture = False
-    escape = False
+    escape = PASS
     near = False
+    ladder = params[P_LADDER]
     for d in (-w, -1, 1, w):
         q = p + d
         k = b[COLOR, q]
         if k == o and b[LIBS, b[HEAD, q]] == 1:
             capture = True
         elif k == c and b[LIBS, b[HEAD, q]] == 1:
-            escape = True
+            escape = q
         if k == BLACK or k == WHITE:
             near = True
     if capture:
         pn += params[P_CAPTURE]
         pw += params[P_CAPTURE]
-    elif escape and libs_after(b, s, p, c) >= 2:
-        pn += params[P_ESCAPE]
-        pw += params[P_ESCAPE]
+    elif escape != PASS:
+        libs = libs_after(b, s, p, c)
+        if libs >= 3 or (libs == 2 and ladder == 0.0):
+            pn += params[P_ESCAPE]
+            pw += params[P_ESCAPE]
+        elif libs == 2:
+            if escape_fails(b, s, zob, escape, lb, ls):
+                pn += ladder
+            else:
+                pn += params[P_ESCAPE]
+                pw += params[P_ESCAPE]
+    if ladder > 0.0 and not capture:
+        for d in (-w, -1, 1, w):
+            q = p + d
+            if (b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 2
+                    and atari_captures(b, s, zob, p, c, q, lb, ls)):
+                pn += ladder
+                pw += ladder
+                break
+    last = s[S_LAST]
+    if params[P_LOCAL] > 0.0 and last != PASS:
+        dist = abs(p % w - last % w) + abs(p // w - last // w)
+        if dist <= 3:
+            v = params[P_LOCAL] * LOCAL_BY_DISTANCE[dist]
+            pn += v
+            pw += v
     if not capture and self_atari_size(b, s, p, c) >= 2:
         pn += params[P_SELF_ATARI]
     g = gammas[pattern_code(b, s, p, c)]
@@ -108,7 +138,7 @@ def _move_prior(b, s, p, c, params, gammas):
 
 
 @njit(nogil=True, cache=True)
-def expand(ti, tf, node, b, s, arena, params, gammas, allowed):
+def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
     """Give ``node`` (whose position is (b, s)) its children: every legal
     move that fills no own single-point eye and is ``allowed``, plus pass.
     Returns False only when the thread's arena is too small."""
@@ -130,7 +160,7 @@ def expand(ti, tf, node, b, s, arena, params, gammas, allowed):
         p = b[EMPTIES, i]
         if allowed[p] and not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
             init_node(ti, tf, j, p, node)
-            pn, pw = _move_prior(b, s, p, c, params, gammas)
+            pn, pw = _move_prior(b, s, zob, p, c, params, gammas, lb, ls)
             tf[F_PRIOR_N, j] = pn
             tf[F_PRIOR_W, j] = pw
             j += 1
@@ -180,8 +210,8 @@ def select_child(ti, tf, node, params):
 
 
 @njit(nogil=True, cache=True)
-def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
-             allow_all, seq, first_idx, path, cand, wts, own, stack, counters, n_sims,
+def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, reply, allowed,
+             allow_all, seq, first_idx, path, cand, wts, lb, ls, own, stack, counters, n_sims,
              root_hist, hist, rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
     """Run n_sims simulations from the root position (rb, rs) on the thread's
     scratch board (b, s).  ``allowed`` filters the root's moves (superko);
@@ -194,9 +224,8 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
     root_c = rs[S_TO_MOVE]
     expand_visits = params[P_EXPAND]
     komi = params[P_KOMI]
-    mass = params[P_MASS]
-    sa_limit = np.int64(params[P_SA_LIMIT])
     max_playout = 3 * npts
+    lgr = pp[PP_LGR] > 0
     nn = params[P_NN] > 0
     rank = np.int64(params[P_RANK])
     for _ in range(n_sims):
@@ -209,8 +238,8 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
             if ti[T_NCHILD, node] == 0:
                 if (ti[T_STATE, node] == UNEXPANDED and s[S_PASSES] < 2
                         and (node == ROOT or tf[F_VISITS, node] >= expand_visits)):
-                    ok = expand(ti, tf, node, b, s, arena, params, gammas,
-                                allowed if node == ROOT else allow_all)
+                    ok = expand(ti, tf, node, b, s, zob, arena, params, gammas,
+                                allowed if node == ROOT else allow_all, lb, ls)
                     if ok:
                         counters[C_EXPANDED] += 1
                     else:
@@ -235,11 +264,13 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, allowed,
                 break
         nseq = depth
         if s[S_PASSES] < 2:
-            nseq = policy_playout(b, s, zob, rng, max_playout, gammas, mass, sa_limit,
-                                  cand, wts, seq, nseq)
+            nseq = policy_playout(b, s, zob, rng, max_playout, gammas, pp,
+                                  cand, wts, lb, ls, reply, seq, nseq)
         black, white = area_fill(b, s, own, stack)
         score = black - white - komi
         winner = BLACK if score > 0 else WHITE
+        if lgr:
+            update_replies(reply, seq, nseq, rs[S_LAST], root_c, winner)
         # AMAF: first_idx[m] = first index >= d at which m was played
         for i in range(nseq - 1, depth - 1, -1):
             m = seq[i]
@@ -334,8 +365,7 @@ class _Scratch:
         self.seq = np.zeros(4 * max_points, np.int32)
         self.first_idx = np.full(max_points, -1, np.int32)
         self.path = np.zeros(512, np.int32)
-        self.cand = np.zeros(8, np.int64)
-        self.wts = np.zeros(8, np.float64)
+        self.playout = PlayoutScratch(max_points)
         self.own = np.zeros(max_points, np.float64)
         self.stack = np.zeros(max_points, np.int32)
         self.counters = np.zeros(4, np.int64)
@@ -360,6 +390,8 @@ class Search:
         self.threads = max(1, threads)
         self.scratch = [_Scratch(seed + i, n_points(MAX_SIZE)) for i in range(self.threads)]
         self.allow_all = np.ones(n_points(MAX_SIZE), np.uint8)
+        self.replies = new_replies(n_points(MAX_SIZE))   # kept from move to move
+        self.replies_size = 0                               # board size they were learnt on
         self.root_key: tuple | None = None
         self.stop_event = threading.Event()
         self.queue = PriorQueue(self.tree, cfg.nn_queue, cfg.prior_cnn)
@@ -425,6 +457,9 @@ class Search:
         if position_key(board) != self.root_key:
             self.clear()
         self.root_key = position_key(board)
+        if board.size != self.replies_size:
+            self.replies[:] = PASS
+            self.replies_size = board.size
         tree = self.tree
         color = board.to_move
         allowed = self.allow_all.copy()
@@ -435,6 +470,7 @@ class Search:
             allowed[p] = 0
         self._prune_root(allowed)
         params = params_vector(self.cfg, komi)
+        pp = playout_params(self.cfg)
         nn = self.uses_network(board.size)
         queue = self.queue
         if nn:
@@ -456,9 +492,11 @@ class Search:
 
         def batch(sc: _Scratch, n: int) -> None:
             r = sc.ring
+            ps = sc.playout
             simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
-                     sc.rng, params, self.gammas, allowed, self.allow_all, sc.seq,
-                     sc.first_idx, sc.path, sc.cand, sc.wts, sc.own, sc.stack,
+                     sc.rng, params, self.gammas, pp, self.replies, allowed, self.allow_all,
+                     sc.seq,
+                     sc.first_idx, sc.path, ps.cand, ps.wts, ps.lb, ps.ls, sc.own, sc.stack,
                      sc.counters, n, root_hist, r.hist, r.rplanes, r.rnode, r.rcolor,
                      r.rbusy, r.rfresh, r.rstate, r.sb, r.ss)
             if nn:
@@ -544,12 +582,14 @@ class Search:
         """The heuristic prior value (wins / visits of prior experience) of
         each move the root of ``board`` would get, pass left out."""
         params = params_vector(self.cfg, komi)
+        ps = PlayoutScratch(board.b.shape[1])
         c = board.to_move
         out = {}
         for p in board.points():
             if (board.b[COLOR, p] == EMPTY and not is_eyeish(board.b, board.s, p, c)
                     and board.legality(p, c) is None):
-                pn, pw = _move_prior(board.b, board.s, p, c, params, self.gammas)
+                pn, pw = _move_prior(board.b, board.s, ZOBRIST, p, c, params, self.gammas,
+                                     ps.lb, ps.ls)
                 out[p] = float(pw / pn)
         return out
 

@@ -188,11 +188,20 @@ def test_command_line_options_set_the_initial_game() -> None:
 
 @pytest.mark.parametrize("argv", [["--size", "1"], ["--size", "26"], ["--rollouts", "0"],
                                   ["--threads", "0"], ["--resign", "1"], ["--time", "0"],
-                                  ["--max-nodes", "10"], ["--frobnicate"]])
+                                  ["--max-nodes", "10"], ["--frobnicate"],
+                                  ["--param", "c_explore"], ["--param", "no_such=1"],
+                                  ["--param", "expand_visits=2.5"], ["--param", "fpu=high"]])
 def test_bad_command_line_exits(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
         parse_args(argv)
     assert info.value.code == 2
+
+
+def test_param_sets_search_constants_with_their_types() -> None:
+    config = parse_args(["--param", "c_explore=0.35", "--param", "expand_visits=3",
+                         "--param", "c_explore=0.4"])
+    assert config.search.c_explore == 0.4          # the last one counts
+    assert config.search.expand_visits == 3 and isinstance(config.search.expand_visits, int)
 
 
 # ---------------------------------------------------------------------------

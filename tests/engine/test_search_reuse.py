@@ -1,8 +1,6 @@
 """Tree reuse across moves must never let a thread allocate over live nodes
 (arenas granted before a compaction index the old pool)."""
 
-import numpy as np
-
 from engine.board import Board
 from engine.config import SearchConfig
 from engine.patterns import load_gammas
