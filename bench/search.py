@@ -36,7 +36,7 @@ from engine.board import (MAX_SIZE, NROWS, NSCALARS, S_W, ZOBRIST, Board,
                           n_points)
 from engine.config import SearchConfig
 from engine.patterns import load_gammas
-from engine.playout import PlayoutScratch, new_replies, playout_params, policy_playout
+from engine.playout import PlayoutScratch, playout_params, policy_playout
 from engine.search import Search
 
 
@@ -67,7 +67,7 @@ def measure_search(size: int, threads: int, seconds: float, gammas: np.ndarray,
 
 
 @njit(nogil=True, cache=True)
-def _policy_batch(b0, s0, zob, rng, n, gammas, pp, cand, wts, lb, ls, reply, seq, b, s):
+def _policy_batch(b0, s0, zob, rng, n, gammas, pp, cand, wts, lb, ls, seq, b, s):
     """n pattern-policy playouts from (b0, s0); returns the moves played."""
     w = s0[S_W]
     npts = w * w
@@ -76,7 +76,7 @@ def _policy_batch(b0, s0, zob, rng, n, gammas, pp, cand, wts, lb, ls, reply, seq
         b[:, :npts] = b0[:, :npts]
         s[:] = s0[:]
         moves += policy_playout(b, s, zob, rng, 3 * npts, gammas, pp,
-                                cand, wts, lb, ls, reply, seq, 0)
+                                cand, wts, lb, ls, seq, 0)
     return moves
 
 
@@ -90,7 +90,7 @@ def measure_rollouts(size: int, seconds: float, gammas: np.ndarray, cfg: SearchC
     ps = PlayoutScratch(mp)
     seq = np.zeros(4 * mp, np.int32)
     args = (ZOBRIST, rng)
-    tail = (gammas, playout_params(cfg), ps.cand, ps.wts, ps.lb, ps.ls, new_replies(mp), seq, b, s)
+    tail = (gammas, playout_params(cfg), ps.cand, ps.wts, ps.lb, ps.ls, seq, b, s)
     _policy_batch(board.b, board.s, *args, 2, *tail)        # warm-up / compile
     batch = 50 if size <= 9 else 10
     done = moves = 0

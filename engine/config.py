@@ -30,15 +30,17 @@ class SearchConfig:
     prior_pattern: float = 10.0     # visits split by the 3x3 pattern's weight
     prior_edge: float = 10.0        # losses for a first-line move away from fights (19x19-like boards)
     prior_pass: float = 20.0        # losses for passing while moves remain
-    prior_local: float = 20.0       # wins for a move next to the last move (Manhattan distance 1;
-                                    # 0.9 of it at distance 2, 0.35 at 3; after Michi's priors)
     prior_ladder: float = 20.0      # wins for an atari the ladder reader says captures, losses
                                     # for running out of atari into a ladder
     playout_pattern_mass: float = 4.0   # weight of "play elsewhere" against 3x3 patterns around the last move
     playout_self_atari: int = 3     # a random playout move putting this many own stones in atari is refused
     playout_ladder: int = 1         # 1: playouts run out of atari only where no ladder catches the chain
     playout_two_lib: int = 1        # 1: playouts atari the last move's two-liberty chain when that captures
-    playout_lgr: int = 0            # 1: playouts answer the last move with its last good reply
+    playout_nakade: int = 0         # 1: playouts take the vital point of a three-point eye space
+    score_bonus: float = 0.0        # share of a playout's result given by its margin (the rest:
+                                    # win 1, loss 0), so the search keeps a lead instead of
+                                    # giving points away while it wins
+    score_scale: float = 0.5        # the margin's sigmoid scale, in points per line of the board
     batch: int = 16                 # simulations per kernel call between thread check-points
     max_nodes: int = 1_000_000      # tree memory cap (52 bytes a node, twice for reuse); when
                                     # reached the search stops expanding and keeps simulating

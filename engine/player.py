@@ -30,6 +30,7 @@ OWNERSHIP_ROLLOUTS = 3000   # playouts behind final_score / final_status_list wh
 POLICY_ONLY_ROLLOUTS = 1000 # playouts a policy-only player spends judging the score before it passes
 DEAD_THRESHOLD = 0.5        # a stone is dead when the other colour owns its point this surely
 SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is in seki
+UNSETTLED_THRESHOLD = 0.8   # a stone owned less surely than this (and not seki) is still in a fight
 
 Vertex = tuple[int, int] | None
 
@@ -218,8 +219,25 @@ class Player:
                     return cand.move
         if game.moves and game.moves[-1][1] == PASS:
             if sign * self._score_with_dead_removed(result.ownership) > 0:
-                return PASS
+                # the count wins; but a fight the playouts have not settled is
+                # played out first while the search still likes its move, so
+                # that the opponent's dead-stone list cannot differ from ours
+                if not (result.move != PASS and result.winrate >= 0.5
+                        and self._unsettled(result.ownership)):
+                    return PASS
         return result.move
+
+    def _unsettled(self, own: np.ndarray) -> bool:
+        """Stones the playouts neither keep alive nor capture at least
+        UNSETTLED_THRESHOLD of the time, seki (nearly even) left out."""
+        board = self.game.board
+        for p in board.points():
+            k = board.color(p)
+            if k in (BLACK, WHITE):
+                support = abs(own[p])
+                if SEKI_THRESHOLD <= support < UNSETTLED_THRESHOLD:
+                    return True
+        return False
 
     def _log_result(self, color: str, r: SearchResult, move: int | str) -> None:
         best = ", ".join(f"{self.game.board.name(c.move)} {c.visits} {c.winrate:.3f}"

@@ -1,9 +1,13 @@
-"""Random playouts to the end of the game.
+"""Playouts to the end of the game.
 
 ``light_playout`` is the uniform random policy of the classic Monte-Carlo
 players: every legal move except filling one's own single-point eye, chosen
-uniformly, until both sides pass.  It plays on the board it is given, so the
-caller hands it a scratch copy.
+uniformly, until both sides pass.  ``policy_playout`` is the search's
+rollout policy (``policy_move``): tactics around the last move first
+(captures, escapes from atari, ataris that capture, read by a small ladder
+reader on a second scratch board), then 3x3 patterns, then random moves.
+Both play on the board they are given, so the caller hands them a scratch
+copy.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, NEXT, PASS,
-                          S_LAST, S_N, S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, SIZE,
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, NEXT, NROWS,
+                          NSCALARS, PASS, S_LAST, S_N, S_NEMPTY, S_PASSES, S_STAMP,
+                          S_TO_MOVE, S_W, SIZE,
                           WHITE, chain_liberty, is_eyeish, is_legal,
                           libs_after, new_stamp, play, rng_below, rng_next)
 from engine.patterns import pattern_code
@@ -125,7 +130,7 @@ def self_atari_size(b, s, p, c):
 
 
 # playout parameter vector (built from SearchConfig by playout_params)
-PP_MASS, PP_SA_LIMIT, PP_LADDER, PP_TWO_LIB, PP_LGR = range(5)
+PP_MASS, PP_SA_LIMIT, PP_LADDER, PP_TWO_LIB, PP_NAKADE = range(5)
 N_PP = 5
 
 
@@ -137,32 +142,8 @@ def playout_params(cfg) -> np.ndarray:
     pp[PP_SA_LIMIT] = cfg.playout_self_atari
     pp[PP_LADDER] = cfg.playout_ladder
     pp[PP_TWO_LIB] = cfg.playout_two_lib
-    pp[PP_LGR] = cfg.playout_lgr
+    pp[PP_NAKADE] = cfg.playout_nakade
     return pp
-
-
-def new_replies(max_points: int) -> np.ndarray:
-    """An empty last-good-reply table: ``reply[c, p]`` is c's answer to the
-    move p, or PASS for none (shared by a search's threads)."""
-    return np.full((3, max_points), PASS, np.int32)
-
-
-@njit(nogil=True, cache=True)
-def update_replies(reply, seq, nseq, prev, first, winner):
-    """Last good reply with forgetting (Baier & Drake 2010) after one
-    simulation: ``seq[:nseq]`` its moves, ``prev`` the move before them,
-    ``first`` the colour of seq[0].  The winner's replies are stored, the
-    loser's replies that were stored are forgotten."""
-    c = first
-    for i in range(nseq):
-        m = seq[i]
-        if prev >= 0 and m >= 0:
-            if c == winner:
-                reply[c, prev] = m
-            elif reply[c, prev] == m:
-                reply[c, prev] = PASS
-        prev = m
-        c = 3 - c
 
 
 class PlayoutScratch:
@@ -170,7 +151,6 @@ class PlayoutScratch:
     candidates and the board the ladder reader plays on, allocated once."""
 
     def __init__(self, max_points: int):
-        from engine.board import NROWS, NSCALARS
         self.cand = np.zeros(8, np.int64)
         self.wts = np.zeros(8, np.float64)
         self.lb = np.zeros((NROWS, max_points), np.int32)
@@ -255,14 +235,25 @@ def ladder_captured(lb, ls, zob, stone):
 
 
 @njit(nogil=True, cache=True)
+def copy_board(b, s, lb, ls):
+    """Copy (b, s) to the reader's board (lb, ls), all but the scratch
+    marks: lb keeps its own marks, and its stamp continues above both
+    boards' stamps so that none of them reads as fresh."""
+    npts = s[S_W] * s[S_W]
+    for r in range(NROWS):
+        if r != MARK:
+            lb[r, :npts] = b[r, :npts]
+    stamp = max(ls[S_STAMP], s[S_STAMP])
+    ls[:] = s[:]
+    ls[S_STAMP] = stamp
+
+
+@njit(nogil=True, cache=True)
 def escape_fails(b, s, zob, stone, lb, ls):
     """The chain of ``stone`` is in atari with its owner to move: True when
     running out (or capturing a neighbour) does not save it from a ladder.
     Reads on (lb, ls); (b, s) is left as it was."""
-    w = s[S_W]
-    npts = w * w
-    lb[:, :npts] = b[:, :npts]
-    ls[:] = s[:]
+    copy_board(b, s, lb, ls)
     return ladder_captured(lb, ls, zob, stone)
 
 
@@ -276,10 +267,9 @@ def atari_captures(b, s, zob, p, c, stone, lb, ls):
     run = second_liberty(b, s, h, p)
     if run != PASS and libs_after(b, s, run, 3 - c) >= 4:
         return False                     # runs out to three liberties (p counted, then filled)
-    w = s[S_W]
-    npts = w * w
-    lb[:, :npts] = b[:, :npts]
-    ls[:] = s[:]
+    if counter_capture(b, s, h) != PASS:
+        return False                     # escapes by capturing
+    copy_board(b, s, lb, ls)
     play(lb, ls, zob, p, c)
     if lb[LIBS, lb[HEAD, stone]] != 1:
         return False
@@ -304,13 +294,63 @@ def save_move(b, s, zob, h, c, ladder, lb, ls):
 
 
 @njit(nogil=True, cache=True)
-def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls, reply):
+def nakade_point(b, s, last, region):
+    """The vital point (the middle) of a three-point empty region next to
+    ``last`` that stones of one colour enclose, or PASS: there the owner
+    makes two eyes and the opponent kills.  ``region`` is scratch of at
+    least 4 entries."""
+    w = s[S_W]
+    for d in (-w, -1, 1, w):
+        q = last + d
+        if b[COLOR, q] != EMPTY:
+            continue
+        st = new_stamp(b, s)
+        b[MARK, q] = st
+        region[0] = q
+        n = 1
+        i = 0
+        owner = EMPTY
+        ok = True
+        while i < n and ok:
+            r = region[i]
+            i += 1
+            for e in (-w, -1, 1, w):
+                t = r + e
+                k = b[COLOR, t]
+                if k == EMPTY:
+                    if b[MARK, t] != st:
+                        if n == 3:
+                            ok = False
+                            break
+                        b[MARK, t] = st
+                        region[n] = t
+                        n += 1
+                elif k == BLACK or k == WHITE:
+                    if owner == EMPTY:
+                        owner = k
+                    elif owner != k:
+                        ok = False
+                        break
+        if ok and n == 3 and owner != EMPTY:
+            for j in range(3):
+                r = region[j]
+                inside = 0
+                for e in (-w, -1, 1, w):
+                    if b[COLOR, r + e] == EMPTY and b[MARK, r + e] == st:
+                        inside += 1
+                if inside == 2:
+                    return r
+    return PASS
+
+
+@njit(nogil=True, cache=True)
+def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
     """The rollout policy: (1) capture a chain next to the last move that is
     in atari, (2) save an own chain the last move put in atari (capturing a
     neighbour, or running out where no ladder catches it), (3) with
     ``pp[PP_TWO_LIB]``, atari the last move's chain when it has two
-    liberties and the atari catches it, (4) with ``pp[PP_LGR]``, the last
-    good reply to the last move (``reply``, see update_replies), (5) a 3x3
+    liberties and the atari catches it, (4) with ``pp[PP_NAKADE]``, the
+    vital point of a three-point eye space next to the last move, (5) a 3x3
     pattern move around the last move, sampled with probability
     gamma / (sum of gammas + mass), (6) a random move that fills no own eye and puts no chain of
     ``pp[PP_SA_LIMIT]`` or more stones in atari.  ``cand``/``wts``/``lb``/
@@ -340,11 +380,10 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls, reply):
             for p in (l1, l2):
                 if is_legal(b, s, p, c) and atari_captures(b, s, zob, p, c, last, lb, ls):
                     return p
-    if pp[PP_LGR] > 0 and last != PASS:
-        r = reply[c, last]
-        if (r != PASS and b[COLOR, r] == EMPTY and not is_eyeish(b, s, r, c)
-                and is_legal(b, s, r, c) and self_atari_size(b, s, r, c) < sa_limit):
-            return r
+    if pp[PP_NAKADE] > 0 and last != PASS:
+        p = nakade_point(b, s, last, cand)
+        if p != PASS and is_legal(b, s, p, c):
+            return p
     if last != PASS:
         n = 0
         total = 0.0
@@ -367,12 +406,12 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls, reply):
 
 
 @njit(nogil=True, cache=True)
-def policy_playout(b, s, zob, rng, max_moves, gammas, pp, cand, wts, lb, ls, reply, seq, nseq):
+def policy_playout(b, s, zob, rng, max_moves, gammas, pp, cand, wts, lb, ls, seq, nseq):
     """Play the rollout policy until two passes or max_moves, appending the
     moves to ``seq`` from index ``nseq`` (for AMAF); returns the new length."""
     for _ in range(max_moves):
         c = s[S_TO_MOVE]
-        p = policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls, reply)
+        p = policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls)
         play(b, s, zob, p, c)
         if nseq < seq.shape[0]:
             seq[nseq] = p

@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_LAST, S_N,
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, is_eyeish, is_legal, libs_after, play)
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
-from engine.playout import (PP_LGR, PlayoutScratch, atari_captures, escape_fails,
-                            new_replies, playout_params, policy_playout, self_atari_size,
-                            update_replies)
+from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
+                            policy_playout, self_atari_size)
 from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
 from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
                          F_PRIOR_W, F_VISITS, F_WINS, NN_PENDING, NN_READY, NO_NODE, ROOT,
@@ -39,9 +38,9 @@ from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PR
 
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
- P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LOCAL, P_LADDER,
- P_KOMI, P_NN, P_NN_VISITS, P_RANK) = range(18)
-N_PARAMS = 18
+ P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LADDER,
+ P_KOMI, P_NN, P_NN_VISITS, P_RANK, P_SCORE_BONUS, P_SCORE_SCALE) = range(19)
+N_PARAMS = 19
 
 # per-thread counters
 C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED = range(4)
@@ -61,16 +60,14 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     p[P_PATTERN] = cfg.prior_pattern
     p[P_EDGE] = cfg.prior_edge
     p[P_PASS] = cfg.prior_pass
-    p[P_LOCAL] = cfg.prior_local
     p[P_LADDER] = cfg.prior_ladder
     p[P_KOMI] = komi
     p[P_NN] = 0.0                       # set by Search.run when a network is attached
     p[P_NN_VISITS] = cfg.nn_visits
     p[P_RANK] = cfg.nn_rank
+    p[P_SCORE_BONUS] = cfg.score_bonus
+    p[P_SCORE_SCALE] = cfg.score_scale
     return p
-
-
-LOCAL_BY_DISTANCE = (0.0, 1.0, 0.9, 0.35)   # prior_local's share by distance to the last move
 
 
 @njit(nogil=True, cache=True)
@@ -117,13 +114,6 @@ def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
                 pn += ladder
                 pw += ladder
                 break
-    last = s[S_LAST]
-    if params[P_LOCAL] > 0.0 and last != PASS:
-        dist = abs(p % w - last % w) + abs(p // w - last // w)
-        if dist <= 3:
-            v = params[P_LOCAL] * LOCAL_BY_DISTANCE[dist]
-            pn += v
-            pw += v
     if not capture and self_atari_size(b, s, p, c) >= 2:
         pn += params[P_SELF_ATARI]
     g = gammas[pattern_code(b, s, p, c)]
@@ -210,7 +200,7 @@ def select_child(ti, tf, node, params):
 
 
 @njit(nogil=True, cache=True)
-def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, reply, allowed,
+def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
              allow_all, seq, first_idx, path, cand, wts, lb, ls, own, stack, counters, n_sims,
              root_hist, hist, rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
     """Run n_sims simulations from the root position (rb, rs) on the thread's
@@ -225,9 +215,10 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, reply, a
     expand_visits = params[P_EXPAND]
     komi = params[P_KOMI]
     max_playout = 3 * npts
-    lgr = pp[PP_LGR] > 0
     nn = params[P_NN] > 0
     rank = np.int64(params[P_RANK])
+    bonus = params[P_SCORE_BONUS]
+    margin_scale = params[P_SCORE_SCALE] * rs[S_N]
     for _ in range(n_sims):
         b[:, :npts] = rb[:, :npts]
         s[:] = rs[:]
@@ -265,12 +256,14 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, reply, a
         nseq = depth
         if s[S_PASSES] < 2:
             nseq = policy_playout(b, s, zob, rng, max_playout, gammas, pp,
-                                  cand, wts, lb, ls, reply, seq, nseq)
+                                  cand, wts, lb, ls, seq, nseq)
         black, white = area_fill(b, s, own, stack)
         score = black - white - komi
-        winner = BLACK if score > 0 else WHITE
-        if lgr:
-            update_replies(reply, seq, nseq, rs[S_LAST], root_c, winner)
+        # black's result: 1 for a win, 0 for a loss, and with a score bonus
+        # a share of a sigmoid of the margin, so that bigger wins count more
+        vb = 1.0 if score > 0 else 0.0
+        if bonus > 0.0:
+            vb = (1.0 - bonus) * vb + bonus / (1.0 + math.exp(-score / margin_scale))
         # AMAF: first_idx[m] = first index >= d at which m was played
         for i in range(nseq - 1, depth - 1, -1):
             m = seq[i]
@@ -285,15 +278,14 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, reply, a
             if d >= 1:
                 mover = root_c if (d - 1) % 2 == 0 else 3 - root_c
                 tf[F_VISITS, nd] += 1.0
-                if winner == mover:
-                    tf[F_WINS, nd] += 1.0
+                tf[F_WINS, nd] += vb if mover == BLACK else 1.0 - vb
                 ti[T_VLOSS, nd] -= 1
             else:
                 tf[F_VISITS, nd] += 1.0
             nc = ti[T_NCHILD, nd]
             if nc > 0:
                 cd = root_c if d % 2 == 0 else 3 - root_c
-                win = 1.0 if winner == cd else 0.0
+                win = vb if cd == BLACK else 1.0 - vb
                 f0 = ti[T_FIRST, nd]
                 for k in range(f0, f0 + nc):
                     m = ti[T_MOVE, k]
@@ -390,8 +382,6 @@ class Search:
         self.threads = max(1, threads)
         self.scratch = [_Scratch(seed + i, n_points(MAX_SIZE)) for i in range(self.threads)]
         self.allow_all = np.ones(n_points(MAX_SIZE), np.uint8)
-        self.replies = new_replies(n_points(MAX_SIZE))   # kept from move to move
-        self.replies_size = 0                               # board size they were learnt on
         self.root_key: tuple | None = None
         self.stop_event = threading.Event()
         self.queue = PriorQueue(self.tree, cfg.nn_queue, cfg.prior_cnn)
@@ -457,9 +447,6 @@ class Search:
         if position_key(board) != self.root_key:
             self.clear()
         self.root_key = position_key(board)
-        if board.size != self.replies_size:
-            self.replies[:] = PASS
-            self.replies_size = board.size
         tree = self.tree
         color = board.to_move
         allowed = self.allow_all.copy()
@@ -494,8 +481,7 @@ class Search:
             r = sc.ring
             ps = sc.playout
             simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
-                     sc.rng, params, self.gammas, pp, self.replies, allowed, self.allow_all,
-                     sc.seq,
+                     sc.rng, params, self.gammas, pp, allowed, self.allow_all, sc.seq,
                      sc.first_idx, sc.path, ps.cand, ps.wts, ps.lb, ps.ls, sc.own, sc.stack,
                      sc.counters, n, root_hist, r.hist, r.rplanes, r.rnode, r.rcolor,
                      r.rbusy, r.rfresh, r.rstate, r.sb, r.ss)

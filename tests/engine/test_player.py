@@ -10,12 +10,14 @@ tuples, row 0 at the bottom.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from engine.board import BLACK, COLOR, WHITE, area_score
+from engine.board import BLACK, COLOR, PASS, WHITE, area_score
 from engine.config import EngineConfig
 from engine.game import format_score
 from engine.player import Player
+from engine.search import SearchResult
 
 # A finished 9x9 game: columns A-D black (D the wall), E-J white (E the
 # wall); both sides' areas are split by walls into small regions (many eyes,
@@ -239,3 +241,29 @@ def test_dead_stones_in_open_territories():
     player = player_with(FINISHED_OPEN, seed=1)
     assert set(player.final_status_list("dead")) == {B5, H5}
     assert player.final_score() == "W+16.5"
+
+
+def _result_with(move, winrate: float, own) -> SearchResult:
+    return SearchResult(move=move, winrate=winrate, sims=3000, seconds=1.0, nodes=1,
+                        candidates=[], ownership=own)
+
+
+def test_unsettled_fight_is_played_out_before_passing():
+    """FINISHED, black passes.  When the playouts leave the black stone H6
+    undecided (owned -0.4: not dead, not seki), white still wins on the
+    count but plays the search's move (winrate 0.6) to settle the fight
+    instead of passing; once every stone is settled it passes, and it also
+    passes when the search's move no longer wins."""
+    player = player_with(FINISHED)
+    player.play("b", None)
+    board = player.game.board
+    own = np.zeros(board.b.shape[1])
+    for p in board.points():
+        own[p] = 1.0 if board.coords(p)[0] <= 3 else -1.0
+    h6 = board.point(*H6)
+    own[h6] = -0.4
+    f6 = board.point(5, 5)
+    assert player._decide(WHITE, _result_with(f6, 0.6, own), False) == f6
+    assert player._decide(WHITE, _result_with(f6, 0.4, own), False) is PASS
+    own[h6] = -1.0
+    assert player._decide(WHITE, _result_with(f6, 0.6, own), False) is PASS

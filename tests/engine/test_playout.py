@@ -1,6 +1,6 @@
 """The rollout policy's tactical readers (engine/playout.py): the ladder,
-escaping atari by capturing, ataris that capture; and its last-good-reply
-table.  Positions in, the
+escaping atari by capturing, ataris that capture, and the vital point of
+a three-point eye space.  Positions in, the
 reader's verdict out."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from engine.board import BLACK, PASS, WHITE, ZOBRIST, Board
-from engine.playout import (PlayoutScratch, atari_captures, escape_fails, new_replies, save_move,
-                            update_replies)
+from engine.playout import (PlayoutScratch, atari_captures, escape_fails, nakade_point,
+                            save_move)
 
 # Black D4 is in atari at D3 (white C4 D5 E4 E3); running out to D3 leaves
 # two liberties, and white's ataris from the far side drive the chain
@@ -118,17 +118,49 @@ def test_escape_by_capturing_the_ladder_stone():
     assert board.name(move) == "C5"
 
 
-def test_last_good_reply_stores_the_winners_replies_and_forgets_the_losers():
-    reply = new_replies(20)
-    seq = np.array([5, 6, 7, 8], np.int32)    # black 5, white 6, black 7, white 8 after 4
-    update_replies(reply, seq, 4, 4, BLACK, BLACK)
-    assert reply[BLACK, 4] == 5 and reply[BLACK, 6] == 7      # black won: its replies kept
-    assert reply[WHITE, 5] == PASS and reply[WHITE, 7] == PASS
-    reply[WHITE, 5] = 6
-    reply[WHITE, 7] = 9
-    update_replies(reply, seq, 4, 4, BLACK, BLACK)
-    assert reply[WHITE, 5] == PASS        # white lost with 6 after 5: forgotten
-    assert reply[WHITE, 7] == 9           # another reply stays
-    seq[1] = PASS                         # passes neither answer nor are answered
-    update_replies(reply, seq, 4, PASS, BLACK, WHITE)
-    assert reply[WHITE, 5] == PASS and reply[BLACK, PASS] == PASS
+
+EYE_SPACES = """
+    . . . . . . .
+    X X X X X . .
+    X . . . X O O
+    X X X X X O .
+    . . . . O . O
+    O O O O O O .
+    . . . O . . .
+"""
+
+
+def test_nakade_point_is_the_middle_of_a_three_point_eye_space():
+    board = Board.from_ascii(EYE_SPACES, WHITE)
+    region = np.zeros(8, np.int64)
+
+    def vital(last):
+        return board.name(nakade_point(board.b, board.s, board.at(last), region))
+
+    assert vital("E5") == "C5"          # straight three B5 C5 D5 inside black
+    assert vital("B4") == "C5"
+    assert vital("F4") == "pass"        # G4 and F3: one-point eyes
+    assert vital("A2") == "B1"          # A1 B1 C1 on the edge (A3-D3 has four points)
+    assert vital("E2") == "pass"        # E1 F1 G1 G2: four points
+
+
+def test_bent_three_and_mixed_borders():
+    region = np.zeros(8, np.int64)
+    bent = Board.from_ascii("""
+        . . X . .
+        . X X . .
+        X X . . .
+        . . . . .
+        . . . . .
+    """, BLACK)
+    # A5 B5 A4, a bent three in the corner: A5 touches the other two
+    assert bent.name(nakade_point(bent.b, bent.s, bent.at("B4"), region)) == "A5"
+    mixed = Board.from_ascii("""
+        . . X . .
+        . O X . .
+        X X . . .
+        . . . . .
+        . . . . .
+    """, BLACK)
+    # the same three points with a white stone on their border
+    assert nakade_point(mixed.b, mixed.s, mixed.at("C5"), region) == PASS

@@ -468,8 +468,8 @@ def test_ladder_prior_favours_the_atari_that_captures(gammas):
     A1 that works; white D3 drives it towards G7, where a black stone breaks
     the ladder.  With prior_ladder the capturing atari gets the better prior,
     and once black is in atari at D3, running out there gets a worse one."""
-    search = Search(SearchConfig(prior_ladder=20.0, prior_local=0.0), gammas)
-    plain = Search(SearchConfig(prior_ladder=0.0, prior_local=0.0), gammas)
+    search = Search(SearchConfig(prior_ladder=20.0), gammas)
+    plain = Search(SearchConfig(prior_ladder=0.0), gammas)
     board = Board.from_ascii(LADDER_START, WHITE)
     priors = search.priors(board, 7.5)
     assert priors[vertex(board, "E4")] > priors[vertex(board, "D3")] + 0.05
@@ -480,15 +480,3 @@ def test_ladder_prior_favours_the_atari_that_captures(gammas):
     run_out = search.priors(board, 7.5)[vertex(board, "D3")]
     assert run_out < plain.priors(board, 7.5)[vertex(board, "D3")] - 0.5
 
-
-def test_local_prior_favours_moves_near_the_last_move(gammas):
-    """prior_local adds winning experience to moves up to Manhattan
-    distance 3 from the last move, and nothing beyond."""
-    board = Board(9)
-    board.play(vertex(board, "E5"), BLACK)
-    local = Search(SearchConfig(prior_local=20.0), gammas).priors(board, 7.5)
-    plain = Search(SearchConfig(prior_local=0.0), gammas).priors(board, 7.5)
-    gain = {v: local[vertex(board, v)] - plain[vertex(board, v)]
-            for v in ("E6", "F6", "E7", "G6", "H6", "C3")}
-    assert min(gain["E6"], gain["F6"], gain["E7"], gain["G6"]) > 0.05   # distances 1, 2, 2, 3
-    assert gain["H6"] == 0.0 and gain["C3"] == 0.0                     # distance 4
