@@ -36,11 +36,6 @@ class SearchConfig:
     playout_self_atari: int = 3     # a random playout move putting this many own stones in atari is refused
     playout_ladder: int = 1         # 1: playouts run out of atari only where no ladder catches the chain
     playout_two_lib: int = 1        # 1: playouts atari the last move's two-liberty chain when that captures
-    playout_nakade: int = 0         # 1: playouts take the vital point of a three-point eye space
-    score_bonus: float = 0.0        # share of a playout's result given by its margin (the rest:
-                                    # win 1, loss 0), so the search keeps a lead instead of
-                                    # giving points away while it wins
-    score_scale: float = 0.5        # the margin's sigmoid scale, in points per line of the board
     batch: int = 16                 # simulations per kernel call between thread check-points
     max_nodes: int = 1_000_000      # tree memory cap (52 bytes a node, twice for reuse); when
                                     # reached the search stops expanding and keeps simulating

@@ -130,8 +130,8 @@ def self_atari_size(b, s, p, c):
 
 
 # playout parameter vector (built from SearchConfig by playout_params)
-PP_MASS, PP_SA_LIMIT, PP_LADDER, PP_TWO_LIB, PP_NAKADE = range(5)
-N_PP = 5
+PP_MASS, PP_SA_LIMIT, PP_LADDER, PP_TWO_LIB = range(4)
+N_PP = 4
 
 
 def playout_params(cfg) -> np.ndarray:
@@ -142,7 +142,6 @@ def playout_params(cfg) -> np.ndarray:
     pp[PP_SA_LIMIT] = cfg.playout_self_atari
     pp[PP_LADDER] = cfg.playout_ladder
     pp[PP_TWO_LIB] = cfg.playout_two_lib
-    pp[PP_NAKADE] = cfg.playout_nakade
     return pp
 
 
@@ -294,65 +293,14 @@ def save_move(b, s, zob, h, c, ladder, lb, ls):
 
 
 @njit(nogil=True, cache=True)
-def nakade_point(b, s, last, region):
-    """The vital point (the middle) of a three-point empty region next to
-    ``last`` that stones of one colour enclose, or PASS: there the owner
-    makes two eyes and the opponent kills.  ``region`` is scratch of at
-    least 4 entries."""
-    w = s[S_W]
-    for d in (-w, -1, 1, w):
-        q = last + d
-        if b[COLOR, q] != EMPTY:
-            continue
-        st = new_stamp(b, s)
-        b[MARK, q] = st
-        region[0] = q
-        n = 1
-        i = 0
-        owner = EMPTY
-        ok = True
-        while i < n and ok:
-            r = region[i]
-            i += 1
-            for e in (-w, -1, 1, w):
-                t = r + e
-                k = b[COLOR, t]
-                if k == EMPTY:
-                    if b[MARK, t] != st:
-                        if n == 3:
-                            ok = False
-                            break
-                        b[MARK, t] = st
-                        region[n] = t
-                        n += 1
-                elif k == BLACK or k == WHITE:
-                    if owner == EMPTY:
-                        owner = k
-                    elif owner != k:
-                        ok = False
-                        break
-        if ok and n == 3 and owner != EMPTY:
-            for j in range(3):
-                r = region[j]
-                inside = 0
-                for e in (-w, -1, 1, w):
-                    if b[COLOR, r + e] == EMPTY and b[MARK, r + e] == st:
-                        inside += 1
-                if inside == 2:
-                    return r
-    return PASS
-
-
-@njit(nogil=True, cache=True)
 def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
     """The rollout policy: (1) capture a chain next to the last move that is
     in atari, (2) save an own chain the last move put in atari (capturing a
     neighbour, or running out where no ladder catches it), (3) with
     ``pp[PP_TWO_LIB]``, atari the last move's chain when it has two
-    liberties and the atari catches it, (4) with ``pp[PP_NAKADE]``, the
-    vital point of a three-point eye space next to the last move, (5) a 3x3
-    pattern move around the last move, sampled with probability
-    gamma / (sum of gammas + mass), (6) a random move that fills no own eye and puts no chain of
+    liberties and the atari catches it, (4) a 3x3 pattern move around the
+    last move, sampled with probability gamma / (sum of gammas + mass),
+    (5) a random move that fills no own eye and puts no chain of
     ``pp[PP_SA_LIMIT]`` or more stones in atari.  ``cand``/``wts``/``lb``/
     ``ls`` are the calling thread's PlayoutScratch."""
     last = s[S_LAST]
@@ -380,10 +328,6 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
             for p in (l1, l2):
                 if is_legal(b, s, p, c) and atari_captures(b, s, zob, p, c, last, lb, ls):
                     return p
-    if pp[PP_NAKADE] > 0 and last != PASS:
-        p = nakade_point(b, s, last, cand)
-        if p != PASS and is_legal(b, s, p, c):
-            return p
     if last != PASS:
         n = 0
         total = 0.0

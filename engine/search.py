@@ -39,8 +39,8 @@ from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PR
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
  P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LADDER,
- P_KOMI, P_NN, P_NN_VISITS, P_RANK, P_SCORE_BONUS, P_SCORE_SCALE) = range(19)
-N_PARAMS = 19
+ P_KOMI, P_NN, P_NN_VISITS, P_RANK) = range(17)
+N_PARAMS = 17
 
 # per-thread counters
 C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED = range(4)
@@ -65,8 +65,6 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     p[P_NN] = 0.0                       # set by Search.run when a network is attached
     p[P_NN_VISITS] = cfg.nn_visits
     p[P_RANK] = cfg.nn_rank
-    p[P_SCORE_BONUS] = cfg.score_bonus
-    p[P_SCORE_SCALE] = cfg.score_scale
     return p
 
 
@@ -217,8 +215,6 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
     max_playout = 3 * npts
     nn = params[P_NN] > 0
     rank = np.int64(params[P_RANK])
-    bonus = params[P_SCORE_BONUS]
-    margin_scale = params[P_SCORE_SCALE] * rs[S_N]
     for _ in range(n_sims):
         b[:, :npts] = rb[:, :npts]
         s[:] = rs[:]
@@ -259,11 +255,7 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
                                   cand, wts, lb, ls, seq, nseq)
         black, white = area_fill(b, s, own, stack)
         score = black - white - komi
-        # black's result: 1 for a win, 0 for a loss, and with a score bonus
-        # a share of a sigmoid of the margin, so that bigger wins count more
-        vb = 1.0 if score > 0 else 0.0
-        if bonus > 0.0:
-            vb = (1.0 - bonus) * vb + bonus / (1.0 + math.exp(-score / margin_scale))
+        winner = BLACK if score > 0 else WHITE
         # AMAF: first_idx[m] = first index >= d at which m was played
         for i in range(nseq - 1, depth - 1, -1):
             m = seq[i]
@@ -278,14 +270,15 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
             if d >= 1:
                 mover = root_c if (d - 1) % 2 == 0 else 3 - root_c
                 tf[F_VISITS, nd] += 1.0
-                tf[F_WINS, nd] += vb if mover == BLACK else 1.0 - vb
+                if winner == mover:
+                    tf[F_WINS, nd] += 1.0
                 ti[T_VLOSS, nd] -= 1
             else:
                 tf[F_VISITS, nd] += 1.0
             nc = ti[T_NCHILD, nd]
             if nc > 0:
                 cd = root_c if d % 2 == 0 else 3 - root_c
-                win = vb if cd == BLACK else 1.0 - vb
+                win = 1.0 if winner == cd else 0.0
                 f0 = ti[T_FIRST, nd]
                 for k in range(f0, f0 + nc):
                     m = ti[T_MOVE, k]

@@ -1,15 +1,11 @@
 """The rollout policy's tactical readers (engine/playout.py): the ladder,
-escaping atari by capturing, ataris that capture, and the vital point of
-a three-point eye space.  Positions in, the
+escaping atari by capturing, and ataris that capture.  Positions in, the
 reader's verdict out."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from engine.board import BLACK, PASS, WHITE, ZOBRIST, Board
-from engine.playout import (PlayoutScratch, atari_captures, escape_fails, nakade_point,
-                            save_move)
+from engine.playout import PlayoutScratch, atari_captures, escape_fails, save_move
 
 # Black D4 is in atari at D3 (white C4 D5 E4 E3); running out to D3 leaves
 # two liberties, and white's ataris from the far side drive the chain
@@ -118,49 +114,3 @@ def test_escape_by_capturing_the_ladder_stone():
     assert board.name(move) == "C5"
 
 
-
-EYE_SPACES = """
-    . . . . . . .
-    X X X X X . .
-    X . . . X O O
-    X X X X X O .
-    . . . . O . O
-    O O O O O O .
-    . . . O . . .
-"""
-
-
-def test_nakade_point_is_the_middle_of_a_three_point_eye_space():
-    board = Board.from_ascii(EYE_SPACES, WHITE)
-    region = np.zeros(8, np.int64)
-
-    def vital(last):
-        return board.name(nakade_point(board.b, board.s, board.at(last), region))
-
-    assert vital("E5") == "C5"          # straight three B5 C5 D5 inside black
-    assert vital("B4") == "C5"
-    assert vital("F4") == "pass"        # G4 and F3: one-point eyes
-    assert vital("A2") == "B1"          # A1 B1 C1 on the edge (A3-D3 has four points)
-    assert vital("E2") == "pass"        # E1 F1 G1 G2: four points
-
-
-def test_bent_three_and_mixed_borders():
-    region = np.zeros(8, np.int64)
-    bent = Board.from_ascii("""
-        . . X . .
-        . X X . .
-        X X . . .
-        . . . . .
-        . . . . .
-    """, BLACK)
-    # A5 B5 A4, a bent three in the corner: A5 touches the other two
-    assert bent.name(nakade_point(bent.b, bent.s, bent.at("B4"), region)) == "A5"
-    mixed = Board.from_ascii("""
-        . . X . .
-        . O X . .
-        X X . . .
-        . . . . .
-        . . . . .
-    """, BLACK)
-    # the same three points with a white stone on their border
-    assert nakade_point(mixed.b, mixed.s, mixed.at("C5"), region) == PASS
