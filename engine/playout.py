@@ -235,13 +235,15 @@ def ladder_captured(lb, ls, zob, stone):
 
 @njit(nogil=True, cache=True)
 def copy_board(b, s, lb, ls):
-    """Copy (b, s) to the reader's board (lb, ls), all but the scratch
-    marks: lb keeps its own marks, and its stamp continues above both
-    boards' stamps so that none of them reads as fresh."""
+    """Copy (b, s) to the reader's board (lb, ls) for a ladder read, the
+    rows the read looks at only: stones and chains.  The empty-point list
+    is not copied (no read looks at it; play keeps its indices in range on
+    lb whatever it holds), and lb keeps its own marks, its stamp going on
+    above both boards' stamps so that no old mark reads as fresh.  The
+    copy is the read's main cost on 19x19."""
     npts = s[S_W] * s[S_W]
-    for r in range(NROWS):
-        if r != MARK:
-            lb[r, :npts] = b[r, :npts]
+    for r in (COLOR, HEAD, NEXT, LIBS, SIZE):
+        lb[r, :npts] = b[r, :npts]
     stamp = max(ls[S_STAMP], s[S_STAMP])
     ls[:] = s[:]
     ls[S_STAMP] = stamp
@@ -257,6 +259,17 @@ def escape_fails(b, s, zob, stone, lb, ls):
 
 
 @njit(nogil=True, cache=True)
+def captures_beside(b, s, p, c, h):
+    """True when c playing p captures an opponent chain other than h."""
+    w = s[S_W]
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b[COLOR, q] == 3 - c and b[HEAD, q] != h and b[LIBS, b[HEAD, q]] == 1:
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
 def atari_captures(b, s, zob, p, c, stone, lb, ls):
     """True when c playing p puts the opponent chain of ``stone`` in an
     atari it cannot escape (a ladder or a net, read as above)."""
@@ -264,10 +277,15 @@ def atari_captures(b, s, zob, p, c, stone, lb, ls):
         return False
     h = b[HEAD, stone]
     run = second_liberty(b, s, h, p)
-    if run != PASS and libs_after(b, s, run, 3 - c) >= 4:
-        return False                     # runs out to three liberties (p counted, then filled)
+    if run == PASS:
+        return False
+    n_run = libs_after(b, s, run, 3 - c)     # counts p, which c then fills
+    if n_run >= 4:
+        return False                     # runs out to three liberties
     if counter_capture(b, s, h) != PASS:
         return False                     # escapes by capturing
+    if n_run <= 2 and not captures_beside(b, s, p, c, h):
+        return True                      # running out leaves one liberty: a net
     copy_board(b, s, lb, ls)
     play(lb, ls, zob, p, c)
     if lb[LIBS, lb[HEAD, stone]] != 1:

@@ -92,10 +92,12 @@ def edge_line(board: Board, p: int) -> int:
 
 def test_shipped_network_moves_the_opening_off_the_second_line():
     """Empty 19x19, 1,000 simulations, seeds 1..10.  The heuristic priors
-    are wrong here: the null search spreads its first move over the board
-    and often picks a first- or second-line move (B2, G18, S7 ...).  With
-    the shipped network's delayed priors every seed plays on the third or
-    fourth line, as strong players do."""
+    know nothing of openings: the null search spreads its first move over
+    the board (lines 3, 4, 7 and 10 with today's rollouts; first- and
+    second-line moves with the lighter rollouts before the ladder reader).
+    With the shipped network's delayed priors every seed plays on the third
+    or fourth line, as strong players do.  (One thread and a simulation
+    budget: each seed's search is reproducible.)"""
     from nets.evaluator import PolicyEvaluator
 
     net = PolicyEvaluator(device="cpu", threads=1)
@@ -115,7 +117,7 @@ def test_shipped_network_moves_the_opening_off_the_second_line():
             worker.stop()
         assert r.net is not None and r.net.evaluated > 0, "no delayed prior arrived"
         with_net[edge_line(board, r.move)] += 1
-    assert null[1] + null[2] >= 3, f"null search lines {dict(null)}"
+    assert null[3] + null[4] < 10, f"null search lines {dict(null)}"
     assert with_net[3] + with_net[4] == 10, f"with the network, lines {dict(with_net)}"
 
 
