@@ -346,12 +346,20 @@ def libs_after(b, s, p, c):
 @njit(nogil=True, cache=True)
 def chain_liberty(b, s, h):
     """One liberty of the chain headed by h (its only one when in atari)."""
+    return other_liberty(b, s, h, PASS)
+
+
+@njit(nogil=True, cache=True)
+def other_liberty(b, s, h, first):
+    """A liberty of the chain headed by h other than ``first``, or PASS
+    (with ``first`` PASS: any liberty)."""
     w = s[S_W]
     r = h
     while True:
         for d in (-w, -1, 1, w):
-            if b[COLOR, r + d] == EMPTY:
-                return r + d
+            q = r + d
+            if b[COLOR, q] == EMPTY and q != first:
+                return q
         r = b[NEXT, r]
         if r == h:
             break

@@ -19,7 +19,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, NEXT, 
                           NSCALARS, PASS, S_LAST, S_N, S_NEMPTY, S_PASSES, S_STAMP,
                           S_TO_MOVE, S_W, SIZE,
                           WHITE, chain_liberty, is_eyeish, is_legal,
-                          libs_after, new_stamp, play, rng_below, rng_next)
+                          libs_after, new_stamp, other_liberty, play, rng_below, rng_next)
 from engine.patterns import pattern_code
 
 
@@ -175,22 +175,6 @@ def counter_capture(b, s, h):
 
 
 @njit(nogil=True, cache=True)
-def second_liberty(b, s, h, first):
-    """A liberty of the chain headed by h other than ``first``, or PASS."""
-    w = s[S_W]
-    r = h
-    while True:
-        for d in (-w, -1, 1, w):
-            q = r + d
-            if b[COLOR, q] == EMPTY and q != first:
-                return q
-        r = b[NEXT, r]
-        if r == h:
-            break
-    return PASS
-
-
-@njit(nogil=True, cache=True)
 def ladder_captured(lb, ls, zob, stone):
     """Read the ladder on the scratch board (lb, ls), which it plays on: the
     chain of ``stone`` is in atari and its owner is to move.  The defender
@@ -214,7 +198,7 @@ def ladder_captured(lb, ls, zob, stone):
         if n <= 1:
             return True
         l1 = chain_liberty(lb, ls, h)
-        l2 = second_liberty(lb, ls, h, l1)
+        l2 = other_liberty(lb, ls, h, l1)
         best = PASS
         best_n = 1 << 30
         for k in range(2):
@@ -276,7 +260,7 @@ def atari_captures(b, s, zob, p, c, stone, lb, ls):
     if libs_after(b, s, p, c) < 2:
         return False
     h = b[HEAD, stone]
-    run = second_liberty(b, s, h, p)
+    run = other_liberty(b, s, h, p)
     if run == PASS:
         return False
     n_run = libs_after(b, s, run, 3 - c)     # counts p, which c then fills
@@ -342,7 +326,7 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
         h = b[HEAD, last]
         if pp[PP_TWO_LIB] > 0 and b[LIBS, h] == 2:
             l1 = chain_liberty(b, s, h)
-            l2 = second_liberty(b, s, h, l1)
+            l2 = other_liberty(b, s, h, l1)
             for p in (l1, l2):
                 if is_legal(b, s, p, c) and atari_captures(b, s, zob, p, c, last, lb, ls):
                     return p
