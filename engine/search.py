@@ -95,15 +95,11 @@ def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
         pw += params[P_CAPTURE]
     elif escape != PASS:
         libs = libs_after(b, s, p, c)
-        if libs >= 3 or (libs == 2 and ladder == 0.0):
+        if libs == 2 and ladder > 0.0 and escape_fails(b, s, zob, escape, lb, ls):
+            pn += ladder                 # runs into a ladder
+        elif libs >= 2:
             pn += params[P_ESCAPE]
             pw += params[P_ESCAPE]
-        elif libs == 2:
-            if escape_fails(b, s, zob, escape, lb, ls):
-                pn += ladder
-            else:
-                pn += params[P_ESCAPE]
-                pw += params[P_ESCAPE]
     if ladder > 0.0 and not capture:
         for d in (-w, -1, 1, w):
             q = p + d
