@@ -18,10 +18,10 @@ class SearchConfig:
     2011).  Priors are equivalent experience: a heuristic worth ``k`` adds
     ``k`` visits and ``k * value`` wins to the child before any playout.
     """
-    c_explore: float = 0.2          # UCT exploration constant
+    c_explore: float = 0.1          # UCT exploration constant
     rave_equiv: float = 3000.0      # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
     fpu: float = 1.0                # value of a child with no experience at all (first-play urgency)
-    expand_visits: int = 8          # visits a leaf needs before it gets children
+    expand_visits: int = 2          # visits a leaf needs before it gets children
     virtual_loss: int = 3           # losses added to a child while a thread is inside it
     prior_even: float = 4.0         # visits at 0.5 given to every child (keeps early Q sane)
     prior_capture: float = 30.0     # wins for a move that captures
@@ -37,13 +37,17 @@ class SearchConfig:
     playout_ladder: int = 1         # 1: playouts run out of atari only where no ladder catches the chain
     playout_two_lib: int = 1        # 1: playouts atari the last move's two-liberty chain when that captures
     batch: int = 16                 # simulations per kernel call between thread check-points
-    max_nodes: int = 1_000_000      # tree memory cap (52 bytes a node, twice for reuse); when
-                                    # reached the search stops expanding and keeps simulating
+    max_nodes: int = 4_000_000      # tree memory cap (52 bytes a node, twice for reuse: 416 MB
+                                    # when full); when reached the search stops expanding and
+                                    # keeps simulating.  A 19x19 expansion takes ~360 nodes, so
+                                    # the cap holds ~11,000 expansions, ~22,000 simulations
     # delayed priors from the policy network (engine/priors.py)
     prior_cnn: float = 40.0         # visits of experience the network's opinion of a move is worth
                                     # (value sqrt(p / p_best)), added to the heuristic priors
-    nn_visits: int = 0              # visits a node needs before it is sent to the network
-                                    # (the back-pressure raises it while the queue is long)
+    nn_visits: int = 8              # visits a node needs before it is sent to the network
+                                    # (the back-pressure raises it while the queue is long); a
+                                    # node gets its children at expand_visits, so nodes the
+                                    # search tried once or twice cost the network nothing
     nn_queue: int = 512             # queue bound (requests) before back-pressure starts
     nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
 

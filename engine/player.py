@@ -206,8 +206,9 @@ class Player:
 
     def _decide(self, c: int, result: SearchResult, cleanup: bool) -> int | str:
         """The search's choice, with the rules around it: resign when lost,
-        pass when the opponent passed and passing wins on the count, and in
-        cleanup mode no pass while the opponent has dead stones."""
+        when the opponent passed pass if the count wins and play on if it
+        loses, and in cleanup mode no pass while the opponent has dead
+        stones."""
         game = self.game
         sign = 1 if c == BLACK else -1
         if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
@@ -225,6 +226,12 @@ class Player:
                 if not (result.move != PASS and result.winrate >= 0.5
                         and self._unsettled(result.ownership)):
                     return PASS
+            elif result.move == PASS:
+                # the count loses: passing would end the game lost, however
+                # the playouts rate it, so play the best other move
+                for cand in result.candidates:
+                    if cand.move != PASS:
+                        return cand.move
         return result.move
 
     def _unsettled(self, own: np.ndarray) -> bool:

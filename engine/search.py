@@ -246,9 +246,13 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
             if s[S_PASSES] >= 2 or depth >= path.shape[0] - 2:
                 break
         nseq = depth
-        if s[S_PASSES] < 2:
-            nseq = policy_playout(b, s, zob, rng, max_playout, gammas, pp,
-                                  cand, wts, lb, ls, seq, nseq)
+        # a double pass in the tree is not scored on the bare board: the game
+        # is scored with the dead stones removed, so the rollout plays them
+        # out (on a finished board it only passes, or captures the dead)
+        if s[S_PASSES] >= 2:
+            s[S_PASSES] = 0
+        nseq = policy_playout(b, s, zob, rng, max_playout, gammas, pp,
+                              cand, wts, lb, ls, seq, nseq)
         black, white = area_fill(b, s, own, stack)
         score = black - white - komi
         winner = BLACK if score > 0 else WHITE

@@ -17,7 +17,7 @@ from engine.board import BLACK, COLOR, PASS, WHITE, area_score
 from engine.config import EngineConfig
 from engine.game import format_score
 from engine.player import Player
-from engine.search import SearchResult
+from engine.search import Candidate, SearchResult
 
 # A finished 9x9 game: columns A-D black (D the wall), E-J white (E the
 # wall); both sides' areas are split by walls into small regions (many eyes,
@@ -162,6 +162,34 @@ def test_pass_answers_pass_when_winning_on_the_count(seed):
     assert swapped.genmove("b") is None
 
 
+# Black A-E (45 points, E the wall), white F-J (36, F the wall), B6 a lone
+# white stone in black's region A5-D7: B+1.5 with it removed, but W+11.5 on
+# the bare board, where B6 makes the whole region neutral.
+DEAD_ON_BOARD = """
+    . . . . X O . . .
+    X X X X X O O O O
+    . . . . X O . . .
+    . O . . X O . . .
+    . . . . X O . . .
+    X X X X X O O O O
+    . . . . X O . . .
+    X X X X X O O O O
+    . . . . X O . . .
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_no_pass_back_that_loses_once_dead_stones_are_removed(seed):
+    """DEAD_ON_BOARD, black passes.  White's pass would end the game, which
+    is scored with B6 removed (B+1.5), so white plays on (or resigns); the
+    search must not value the double pass by the bare board (W+11.5)."""
+    player = player_with(DEAD_ON_BOARD, seed=seed)
+    assert format_score(player.game.board.score(7.5)) == "W+11.5"
+    assert player.final_score() == "B+1.5"
+    player.play("b", None)
+    assert player.genmove("w") is not None
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_cleanup_captures_dead_stones_instead_of_passing(seed):
     """kgs-genmove_cleanup in FINISHED, black passing throughout: white
@@ -243,9 +271,27 @@ def test_dead_stones_in_open_territories():
     assert player.final_score() == "W+16.5"
 
 
-def _result_with(move, winrate: float, own) -> SearchResult:
+def _result_with(move, winrate: float, own, candidates=()) -> SearchResult:
     return SearchResult(move=move, winrate=winrate, sims=3000, seconds=1.0, nodes=1,
-                        candidates=[], ownership=own)
+                        candidates=list(candidates), ownership=own)
+
+
+def test_no_pass_back_when_the_count_loses():
+    """FINISHED (W+16.5 once the dead stones are off), white passes.  Even
+    when the search rates black's pass best (its playouts can misjudge the
+    dead stones that the count removes), black plays its best other
+    candidate: passing would end the game lost.  With no other candidate
+    it passes."""
+    player = player_with(FINISHED)
+    player.play("w", None)
+    board = player.game.board
+    own = np.zeros(board.b.shape[1])
+    for p in board.points():
+        own[p] = 1.0 if board.coords(p)[0] <= 3 else -1.0
+    f6 = board.point(5, 5)
+    cands = [Candidate(PASS, 900, 0.4, 0.1, [PASS]), Candidate(f6, 100, 0.1, 0.1, [f6])]
+    assert player._decide(BLACK, _result_with(PASS, 0.4, own, cands), False) == f6
+    assert player._decide(BLACK, _result_with(PASS, 0.4, own, cands[:1]), False) is PASS
 
 
 def test_unsettled_fight_is_played_out_before_passing():

@@ -229,7 +229,9 @@ def test_search_goes_on_after_the_pool_is_spent(gammas, threads):
     assert tree.used + tree.chunk > cfg.max_nodes        # the pool is spent
     assert structure_problems(tree, board) == []
     root_before = float(tree.tf[F_VISITS, ROOT])
-    second = search.run(board, 7.5, max_sims=4000)
+    # more simulations than the root has visits, so that the early stop
+    # (the best move can no longer be overtaken) cannot end it at once
+    second = search.run(board, 7.5, max_sims=20_000)
     assert second.sims >= 1000
     assert float(tree.tf[F_VISITS, ROOT]) > root_before
     assert tree.used <= cfg.max_nodes
