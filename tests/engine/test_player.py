@@ -276,6 +276,15 @@ def _result_with(move, winrate: float, own, candidates=()) -> SearchResult:
                         candidates=list(candidates), ownership=own)
 
 
+def _finished_ownership(board) -> np.ndarray:
+    """FINISHED's areas as the playouts would settle them: columns A-D
+    black, E-J white (the lone stones B6 and H6 dead)."""
+    own = np.zeros(board.b.shape[1])
+    for p in board.points():
+        own[p] = 1.0 if board.coords(p)[0] <= 3 else -1.0
+    return own
+
+
 def test_no_pass_back_when_the_count_loses():
     """FINISHED (W+16.5 once the dead stones are off), white passes.  Even
     when the search rates black's pass best (its playouts can misjudge the
@@ -285,9 +294,7 @@ def test_no_pass_back_when_the_count_loses():
     player = player_with(FINISHED)
     player.play("w", None)
     board = player.game.board
-    own = np.zeros(board.b.shape[1])
-    for p in board.points():
-        own[p] = 1.0 if board.coords(p)[0] <= 3 else -1.0
+    own = _finished_ownership(board)
     f6 = board.point(5, 5)
     cands = [Candidate(PASS, 900, 0.4, 0.1, [PASS]), Candidate(f6, 100, 0.1, 0.1, [f6])]
     assert player._decide(BLACK, _result_with(PASS, 0.4, own, cands), False) == f6
@@ -303,9 +310,7 @@ def test_unsettled_fight_is_played_out_before_passing():
     player = player_with(FINISHED)
     player.play("b", None)
     board = player.game.board
-    own = np.zeros(board.b.shape[1])
-    for p in board.points():
-        own[p] = 1.0 if board.coords(p)[0] <= 3 else -1.0
+    own = _finished_ownership(board)
     h6 = board.point(*H6)
     own[h6] = -0.4
     f6 = board.point(5, 5)
