@@ -35,6 +35,12 @@ UNSETTLED_THRESHOLD = 0.8   # a stone owned less surely than this (and not seki)
 Vertex = tuple[int, int] | None
 
 
+def _play_on(result: SearchResult) -> int:
+    """The most visited candidate other than a pass; the search's move
+    when there is none."""
+    return next((cand.move for cand in result.candidates if cand.move != PASS), result.move)
+
+
 class Player:
     name = "delayed-go"
     version = "0.1.0"
@@ -215,9 +221,7 @@ class Player:
                 and len(game.moves) > game.size):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
-            for cand in result.candidates:
-                if cand.move != PASS:
-                    return cand.move
+            return _play_on(result)
         if game.moves and game.moves[-1][1] == PASS:
             if sign * self._score_with_dead_removed(result.ownership) > 0:
                 # the count wins; but a fight the playouts have not settled is
@@ -228,10 +232,8 @@ class Player:
                     return PASS
             elif result.move == PASS:
                 # the count loses: passing would end the game lost, however
-                # the playouts rate it, so play the best other move
-                for cand in result.candidates:
-                    if cand.move != PASS:
-                        return cand.move
+                # the playouts rate it
+                return _play_on(result)
         return result.move
 
     def _unsettled(self, own: np.ndarray) -> bool:

@@ -433,8 +433,8 @@ class Search:
         that led to ``board``, most recent first (the network's turns-since
         planes)."""
         if board.s[S_PASSES] >= 2:
-            # after two passes the playouts must still run: ownership for
-            # final_status_list and cleanup moves are asked for exactly then
+            # after two passes the root must still get children: cleanup
+            # moves (and their ownership) are asked for exactly then
             board = board.copy()
             board.s[S_PASSES] = 0
         if position_key(board) != self.root_key:

@@ -93,8 +93,8 @@ def edge_line(board: Board, p: int) -> int:
 def test_shipped_network_moves_the_opening_off_the_second_line():
     """Empty 19x19, 1,000 simulations, seeds 1..10.  The heuristic priors
     know nothing of openings: the null search spreads its first move over
-    the board (lines 3, 4, 7 and 10 with today's rollouts; first- and
-    second-line moves with the lighter rollouts before the ladder reader).
+    the board, not only over lines 3 and 4 (first- and second-line moves
+    too with the lighter rollouts before the ladder reader).
     With the shipped network's delayed priors every seed plays on the third
     or fourth line, as strong players do.  (One thread and a simulation
     budget: each seed's search is reproducible.)"""
