@@ -36,6 +36,11 @@ EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
 PASS = -1
 MAX_SIZE = 25
 
+#: Bound of every walk along a chain's circular stone list: no chain has
+#: more stones than the largest board has points, so a walk that reaches it
+#: is following a corrupted list and stops rather than spinning for ever.
+MAX_CHAIN = MAX_SIZE * MAX_SIZE
+
 COLOR, HEAD, NEXT, LIBS, SIZE, EMPTIES, EPOS, MARK = range(8)
 NROWS = 8
 
@@ -103,7 +108,7 @@ def count_libs(b, s, h):
     st = new_stamp(b, s)
     n = 0
     q = h
-    while True:
+    for _ in range(MAX_CHAIN):
         for d in (-w, -1, 1, w):
             r = q + d
             if b[COLOR, r] == EMPTY and b[MARK, r] != st:
@@ -164,7 +169,7 @@ def _capture(b, s, zob, h):
     c = b[COLOR, h]
     n = 0
     q = h
-    while True:
+    for _ in range(MAX_CHAIN):
         nxt = b[NEXT, q]
         b[COLOR, q] = EMPTY
         s[S_HASH] ^= zob[c, q]
@@ -232,7 +237,7 @@ def play(b, s, zob, p, c):
                 if b[SIZE, hq] < b[SIZE, hp]:
                     hq, hp = hp, hq
                 r = hp
-                while True:
+                for _ in range(MAX_CHAIN):
                     b[HEAD, r] = hq
                     r = b[NEXT, r]
                     if r == hp:
@@ -285,7 +290,7 @@ def hash_after(b, s, zob, p, c):
             if b[MARK, h] != st and b[LIBS, h] == 1:
                 b[MARK, h] = st
                 r = h
-                while True:
+                for _ in range(MAX_CHAIN):
                     hsh ^= zob[o, r]
                     r = b[NEXT, r]
                     if r == h:
@@ -314,7 +319,7 @@ def libs_after(b, s, p, c):
             if b[MARK, h] != st:
                 b[MARK, h] = st
                 r = h
-                while True:
+                for _ in range(MAX_CHAIN):
                     for e in (-w, -1, 1, w):
                         t = r + e
                         if b[COLOR, t] == EMPTY and b[MARK, t] != st:
@@ -329,7 +334,7 @@ def libs_after(b, s, p, c):
         if b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 1:
             h = b[HEAD, q]
             r = h
-            while True:
+            for _ in range(MAX_CHAIN):
                 if b[MARK, r] != st:
                     for e in (-w, -1, 1, w):
                         t = r + e
@@ -355,7 +360,7 @@ def other_liberty(b, s, h, first):
     (with ``first`` PASS: any liberty)."""
     w = s[S_W]
     r = h
-    while True:
+    for _ in range(MAX_CHAIN):
         for d in (-w, -1, 1, w):
             q = r + d
             if b[COLOR, q] == EMPTY and q != first:

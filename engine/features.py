@@ -73,7 +73,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTY, HEAD, LIBS, MAX_SIZE, NEXT,
+from engine.board import (BLACK, COLOR, EMPTY, HEAD, LIBS, MAX_CHAIN, MAX_SIZE, NEXT,
                           PASS, S_KO, S_KO_COLOR, S_N, S_TO_MOVE, S_W, SIZE,
                           WALL, WHITE, ZOBRIST, Board, is_legal, n_points)
 
@@ -109,6 +109,11 @@ HISTORY_USED = 4          # moves of the history that the turns planes read
 LADDER_MAX_DEPTH = 256    # plies of one ladder read
 LADDER_MAX_NODES = 1000   # nodes of one ladder read
 MAX_CAPTURES = 8          # prey captures tried at one node (more: an escape)
+# Steps of the read's loop: every step plays one of a frame's at most
+# MAX_CAPTURES + 1 moves or hands a result up, and at most LADDER_MAX_NODES
+# frames are opened, so a correct read never reaches this bound; it only
+# stops a corrupted one (then read as "no ladder").
+LADDER_MAX_STEPS = 2 * (LADDER_MAX_NODES + 1) * (MAX_CAPTURES + 1) + 2
 
 # scratch_b rows (int32, shape (NSCRATCH, NP)).  Every mark row is compared
 # with stamps from the one counter ss[SS_STAMP].  LLIB0.. hold the
@@ -174,7 +179,7 @@ def _chain_libs(b, s, h, sb, ss):
     st = _stamp(sb, ss)
     n = 0
     r = h
-    while True:
+    for _ in range(MAX_CHAIN):
         for d in (-w, -1, 1, w):
             t = r + d
             if b[COLOR, t] == EMPTY and sb[LMARK3, t] != st:
@@ -276,7 +281,7 @@ def _move_stats(b, s, p, c, cap, sb, ss):
                     n += 1
         else:
             r = h
-            while True:
+            for _ in range(MAX_CHAIN):
                 for e in (-w, -1, 1, w):
                     t = r + e
                     if b[COLOR, t] == EMPTY and sb[LMARK, t] != st:
@@ -298,7 +303,7 @@ def _move_stats(b, s, p, c, cap, sb, ss):
                 continue
             sb[LMARK, h] = st
             r = h
-            while True:
+            for _ in range(MAX_CHAIN):
                 for e in (-w, -1, 1, w):
                     t = r + e
                     if t == p or (b[COLOR, t] == c and sb[LMARK2, b[HEAD, t]] == st):
@@ -567,7 +572,7 @@ def _ladder(b, sb, ss, w, prey, ko):
     if r >= 0:
         return r == 1
     d = 0
-    while True:
+    for _ in range(LADDER_MAX_STEPS):
         f = SS_FRAMES + d * FRAME
         hunter = ss[f + F_SIDE] == 1
         c = hc if hunter else pc
@@ -592,7 +597,7 @@ def _ladder(b, sb, ss, w, prey, ko):
                 continue
             cd = d + 1
         # hand the result r of the node at depth cd up to its parents
-        while True:
+        for _ in range(LADDER_MAX_DEPTH + 2):
             pd = cd - 1
             if pd < 0:
                 return r == 1
@@ -603,6 +608,7 @@ def _ladder(b, sb, ss, w, prey, ko):
                 continue
             d = pd
             break
+    return False
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -729,7 +735,7 @@ def _quick_ladder(b, s, p, c, h, sb, ss):
     lib = PASS
     weakest = 1 << 30
     r = h
-    while True:
+    for _ in range(MAX_CHAIN):
         for d in (-w, -1, 1, w):
             t = r + d
             k = b[COLOR, t]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, NEXT, NROWS,
+from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, MAX_CHAIN, NEXT, NROWS,
                           NSCALARS, PASS, S_LAST, S_N, S_NEMPTY, S_PASSES, S_STAMP,
                           S_TO_MOVE, S_W, SIZE,
                           WHITE, chain_liberty, is_eyeish, is_legal,
@@ -163,7 +163,7 @@ def counter_capture(b, s, h):
     w = s[S_W]
     o = 3 - b[COLOR, h]
     r = h
-    while True:
+    for _ in range(MAX_CHAIN):
         for d in (-w, -1, 1, w):
             q = r + d
             if b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 1:

@@ -15,6 +15,7 @@ between threads are tolerated (Fuego's lock-free scheme).
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -36,14 +37,17 @@ from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PR
                          T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
                          init_node, settle)
 
+log = logging.getLogger("engine")
+
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
  P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LADDER,
  P_KOMI, P_NN, P_NN_VISITS, P_RANK) = range(17)
 N_PARAMS = 17
 
-# per-thread counters
-C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED = range(4)
+# per-thread counters (C_UNFIT: descents stopped at a tree move the board
+# does not allow, which only a bug can cause)
+C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED, C_UNFIT = range(5)
 
 
 def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
@@ -209,6 +213,7 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
     expand_visits = params[P_EXPAND]
     komi = params[P_KOMI]
     max_playout = 3 * npts
+    max_depth = path.shape[0] - 2
     nn = params[P_NN] > 0
     rank = np.int64(params[P_RANK])
     for _ in range(n_sims):
@@ -217,7 +222,7 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
         node = ROOT
         depth = 0
         path[0] = ROOT
-        while True:
+        for _ in range(max_depth):
             if ti[T_NCHILD, node] == 0:
                 if (ti[T_STATE, node] == UNEXPANDED and s[S_PASSES] < 2
                         and (node == ROOT or tf[F_VISITS, node] >= expand_visits)):
@@ -235,15 +240,20 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
                                rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
                     counters[C_DEFERRED] += 1
             child = select_child(ti, tf, node, params)
-            ti[T_VLOSS, child] += 1
             move = ti[T_MOVE, child]
+            if move < PASS or move >= npts or not is_legal(b, s, move, s[S_TO_MOVE]):
+                # a tree that does not fit the board it is played on (a bug:
+                # tree reuse keeps them in step); playing the move would
+                # corrupt the board's chains, so the descent ends here
+                counters[C_UNFIT] += 1
+                break
+            ti[T_VLOSS, child] += 1
             play(b, s, zob, move, s[S_TO_MOVE])
-            if depth < path.shape[0] - 2:
-                seq[depth] = move
-                depth += 1
-                path[depth] = child
+            seq[depth] = move
+            depth += 1
+            path[depth] = child
             node = child
-            if s[S_PASSES] >= 2 or depth >= path.shape[0] - 2:
+            if s[S_PASSES] >= 2:
                 break
         nseq = depth
         # a double pass in the tree is not scored on the bare board: the game
@@ -353,7 +363,7 @@ class _Scratch:
         self.playout = PlayoutScratch(max_points)
         self.own = np.zeros(max_points, np.float64)
         self.stack = np.zeros(max_points, np.int32)
-        self.counters = np.zeros(4, np.int64)
+        self.counters = np.zeros(5, np.int64)
         self.arena = np.zeros(2, np.int64)
         self.ring = Ring()
 
@@ -410,8 +420,17 @@ class Search:
             sc.arena[:] = 0
 
     def advance(self, move: int, board_after: Board) -> None:
-        """The game went on with ``move``: keep that subtree if we have it."""
+        """The game went on with ``move``: keep that subtree if we have it.
+        The subtree is kept only when the move was played by the colour the
+        root had to move (``board_after`` has the other colour to move: GTP
+        lets a controller play either colour in any order).  A move of the
+        other colour would put the stone where the tree has the opponent's,
+        and every line below it would be played on a board it was not read
+        on: moves onto occupied points corrupt the playing board's chains."""
         if self.root_key is None:
+            return
+        if self.root_key[2] != 3 - board_after.to_move:
+            self.clear()
             return
         child = self.tree.child_with_move(ROOT, move)
         if child == NO_NODE:
@@ -439,9 +458,12 @@ class Search:
             board.s[S_PASSES] = 0
         if position_key(board) != self.root_key:
             self.clear()
-        self.root_key = position_key(board)
         tree = self.tree
         color = board.to_move
+        if not self._root_fits(board):
+            log.warning("the kept tree has root moves this position does not allow: dropped")
+            self.clear()
+        self.root_key = position_key(board)
         allowed = self.allow_all.copy()
         for p in board.points():
             if board.b[COLOR, p] == EMPTY and board.legality(p, color) == "superko":
@@ -514,7 +536,13 @@ class Search:
                 t.join()
         settle(tree.ti, tree.tf, tree.used)
         elapsed = time.perf_counter() - started
-        return self._result(board, elapsed)
+        result = self._result(board, elapsed)
+        unfit = int(sum(sc.counters[C_UNFIT] for sc in self.scratch))
+        if unfit:
+            log.warning("%d descents stopped at a tree move the board does not allow: "
+                        "tree dropped", unfit)
+            self.clear()
+        return result
 
     def _network_row(self, board: Board, history) -> np.ndarray:
         """The network's (n * n) probabilities for ``board``'s player to move."""
@@ -593,6 +621,18 @@ class Search:
             now = time.perf_counter()
             left = min(left, done / max(now - started, 1e-6) * (deadline - now))
         return done > 100 and lead > left
+
+    def _root_fits(self, board: Board) -> bool:
+        """Every root move of the kept tree is legal here (simple ko), as
+        tree reuse guarantees; a tree that fails this is a bug's, and the
+        search would play its moves on a board they corrupt."""
+        ti = self.tree.ti
+        npts = board.b.shape[1]
+        for i in self.tree.children(ROOT):
+            m = int(ti[T_MOVE, i])
+            if m != PASS and not (0 <= m < npts and is_legal(board.b, board.s, m, board.to_move)):
+                return False
+        return True
 
     def _prune_root(self, allowed: np.ndarray) -> None:
         """Children kept from an earlier search that superko now forbids."""

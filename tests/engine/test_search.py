@@ -447,6 +447,88 @@ def test_reused_tree_stays_consistent_over_a_short_game(gammas):
         _play_on(search, board, result.move)
 
 
+# Two black stones D4-D3 in atari, white to move: white's D2 takes them.
+CAPTURE_AT_D2_7x7 = """
+    . . . . . . X
+    . . . . . . X
+    . . . O . . .
+    . . O X O . .
+    . . O X O . .
+    X . . . . . .
+    X . . . . . .
+"""
+
+
+def _unfit_moves(search: Search, board: Board, depth: int = 4) -> list[str]:
+    """Tree moves, down to ``depth``, that the position they would be played
+    on does not allow."""
+    ti = search.tree.ti
+    bad = []
+    stack = [(ROOT, board.copy(), 0)]
+    while stack:
+        node, b, d = stack.pop()
+        if d == depth:
+            continue
+        for i in search.tree.children(node):
+            m = int(ti[T_MOVE, i])
+            if not b.is_legal(m, b.to_move):
+                bad.append(f"{name(b, m)} at depth {d}")
+                continue
+            after = b.copy()
+            after.play(m)
+            stack.append((i, after, d + 1))
+    return bad
+
+
+def test_a_move_by_the_colour_not_to_move_drops_the_tree(gammas):
+    """The engine hang of issue 15.  The tree of a white-to-move search has
+    white's D2 capturing D4-D3, and below it black moves at D4 and D3.
+    GTP lets the controller play black's D2 instead: keeping the D2 subtree
+    would put a black stone where the tree has a white one, its lines would
+    play on the occupied D4 and D3, and the corrupted chain lists made the
+    next search spin for ever (tests/engine/test_robustness.py replays it
+    over GTP).  The tree must be dropped, and the next search must find a
+    tree that fits the board."""
+    board = Board.from_ascii(CAPTURE_AT_D2_7x7, WHITE)
+    search = Search(SearchConfig(), gammas, threads=1, seed=1)
+    search.run(board, 0.5, max_sims=3000)
+    d2 = vertex(board, "D2")
+    below = search.tree.child_with_move(ROOT, d2)
+    assert below != NO_NODE and len(search.tree.children(below)) > 0
+    board.play(d2, BLACK)
+    search.advance(d2, board)
+    assert search.root_key is None and search.tree.used == 1
+    search.run(board, 0.5, max_sims=1000)
+    assert _unfit_moves(search, board) == []
+
+
+def test_a_tree_that_does_not_fit_the_board_costs_simulations_not_the_engine(gammas):
+    """Defence in depth: should a tree ever hold a move its position does
+    not allow (here written into it by hand, deep and at the root), the
+    descent stops there instead of corrupting the playing board, the search
+    ends as asked, and the tree is dropped afterwards."""
+    board = Board(9)
+    for v in ("E5", "C4", "G4"):
+        board.play(vertex(board, v))
+    search = Search(SearchConfig(), gammas, threads=1, seed=3)
+    first = search.run(board, 7.5, max_sims=3000)
+    child = search.tree.child_with_move(ROOT, first.move)
+    grandchildren = search.tree.children(child)
+    assert len(grandchildren) > 0
+    for i in grandchildren:                      # every reply onto the stone just played
+        search.tree.ti[T_MOVE, i] = first.move
+    again = search.run(board, 7.5, max_sims=2000)
+    assert again.sims > 100 and board.is_legal(again.move, board.to_move)
+    assert search.root_key is None               # dropped after the search
+    search.run(board, 7.5, max_sims=500)
+    for i in search.tree.children(ROOT):         # now at the root: an occupied point
+        search.tree.ti[T_MOVE, i] = vertex(board, "E5")
+        break
+    third = search.run(board, 7.5, max_sims=500)
+    assert third.sims > 100 and board.is_legal(third.move, board.to_move)
+    assert _unfit_moves(search, board) == []
+
+
 # --------------------------------------------------------------------------
 # heuristic priors
 
