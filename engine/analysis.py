@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.board import BLACK, PASS, WHITE, Board
+from engine.config import MAX_GFX_INTERVAL, check_range
 from engine.search import SearchResult, position_key
 
 log = logging.getLogger("engine")
@@ -46,7 +47,6 @@ LCB_Z = 1.96            # normal quantile of the winrate's lower confidence boun
 MIN_INTERVAL = 0.01     # seconds between reports at the most frequent
 GUI_ROLLOUTS = 3000     # simulations behind a GUI display when no search of the position is at hand
 HALT_POLL = 0.02        # seconds between stop requests to a search that has not stopped yet
-MAX_THREADS = 64
 
 
 @dataclass
@@ -343,32 +343,32 @@ class Analysis:
         ]
 
     def set_param(self, key: str, value: str) -> None:
-        """Set one parameter; ValueError with the GTP error text if bad."""
-        def number(kind, low, high=math.inf):
+        """Set one parameter; ValueError with the GTP error text if bad (a
+        number out of its range names the range: engine/config.py)."""
+        def number(kind):
             try:
-                x = kind(value)
+                return kind(value)
             except ValueError:
                 raise ValueError("syntax error") from None
-            if not (low <= x < high) or (kind is float and not math.isfinite(x)):
-                raise ValueError("syntax error")
-            return x
 
         if key == "rollouts":
-            self.player.reconfigure(rollouts=number(int, 1))
+            self.player.reconfigure(rollouts=number(int))
         elif key == "threads":
-            self.player.reconfigure(threads=number(int, 1, MAX_THREADS + 1))
+            self.player.reconfigure(threads=number(int))
             self._cache = None
         elif key == "resign":
-            self.player.reconfigure(resign=number(float, 0.0, 1.0))
+            self.player.reconfigure(resign=number(float))
         elif key == "time":
-            seconds = number(float, 0.0)
-            self.player.reconfigure(move_time=seconds if seconds > 0 else None)
+            seconds = number(float)
+            self.player.reconfigure(move_time=seconds if seconds != 0 else None)
         elif key == "ponder":
             if value not in ("0", "1", "true", "false"):
                 raise ValueError("syntax error")
             self.ponder = value in ("1", "true")
         elif key == "gfx_interval":
-            self.live_interval = number(float, 0.0)
+            seconds = number(float)
+            check_range("gfx_interval", seconds, 0.0, MAX_GFX_INTERVAL)
+            self.live_interval = seconds
         else:
             raise ValueError(f"unknown parameter: {key}")
 

@@ -4,7 +4,37 @@ back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
+
+# What a user may set (command line, GTP commands, --param): a value outside
+# these ranges is refused with a message that states the range.
+KOMI_LIMIT = 1000.0         # |komi|: beyond the largest board's 625 points it means nothing
+MAX_ROLLOUTS = 10**9        # simulations per move
+MAX_THREADS = 64            # search threads
+MAX_SECONDS = 86400.0       # seconds per move, lag kept back from a clock
+MAX_SIZE = 25               # board size (GTP's letters end at Z)
+MAX_GFX_INTERVAL = 3600.0   # seconds between GoGui live graphics
+
+
+def check_range(name: str, value, low, high) -> None:
+    """ValueError naming ``name`` and the range unless low <= value <= high
+    (and, for a float, finite)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number")
+    if low <= value <= high:
+        return
+    if high == math.inf:
+        raise ValueError(f"{name} must be at least {_num(low)}, got {_num(value)}")
+    raise ValueError(f"{name} must be from {_num(low)} to {_num(high)}, got {_num(value)}")
+
+
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
+
+
+def check_komi(komi: float) -> None:
+    check_range("komi", float(komi), -KOMI_LIMIT, KOMI_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -51,6 +81,18 @@ class SearchConfig:
     nn_queue: int = 512             # queue bound (requests) before back-pressure starts
     nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
 
+    def __post_init__(self) -> None:
+        """Every constant finite and of a sane sign, so that ``--param`` (or a
+        caller) cannot hand the kernels a value that stalls or corrupts them."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            check_range(f.name, value, 0, math.inf if isinstance(value, int) else 1e9)
+        check_range("batch", self.batch, 1, 1 << 20)
+        check_range("max_nodes", self.max_nodes, 1024, 1 << 30)
+        check_range("nn_rank", self.nn_rank, 1, 9)
+        check_range("rave_equiv", self.rave_equiv, 1e-9, 1e9)
+        check_range("fpu", self.fpu, 0.0, 1.0)
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -65,3 +107,14 @@ class EngineConfig:
     seed: int = 0               # random seed; 0 picks one from the clock
     policy_only: bool = False   # play the network's best move, no search (needs a network)
     search: SearchConfig = field(default_factory=lambda: SearchConfig())
+
+    def __post_init__(self) -> None:
+        check_range("board size", self.board_size, 2, MAX_SIZE)
+        check_komi(self.komi)
+        check_range("rollouts", self.rollouts, 1, MAX_ROLLOUTS)
+        if self.move_time is not None:
+            check_range("seconds per move", self.move_time, 1e-3, MAX_SECONDS)
+        check_range("threads", self.threads, 1, MAX_THREADS)
+        check_range("resign", self.resign, 0.0, 0.999)
+        check_range("lag", self.lag, 0.0, MAX_SECONDS)
+        check_range("seed", self.seed, 0, 2**32 - 1)

@@ -14,8 +14,11 @@ import dataclasses
 import logging
 import os
 import sys
+import threading
+import time
 
-from engine.config import EngineConfig, SearchConfig
+from engine.config import (MAX_GFX_INTERVAL, MAX_THREADS, EngineConfig, SearchConfig,
+                           check_range)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,36 +104,29 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
     ap.add_argument("--net-threads", type=int, default=1,
                     help="CPU threads of the network when it runs on the CPU (default %(default)s)")
     args = ap.parse_args(argv)
-    if args.rollouts < 1:
-        ap.error("--rollouts must be at least 1")
-    if args.threads < 1:
-        ap.error("--threads must be at least 1")
-    if not 0 <= args.resign < 1:
-        ap.error("--resign must be in [0, 1)")
     if args.max_nodes < 10_000:
         ap.error("--max-nodes must be at least 10000")
-    if args.move_time is not None and args.move_time <= 0:
-        ap.error("--time must be positive")
-    if not 2 <= args.size <= 25:
-        ap.error("--size must be between 2 and 25")
-    if not args.gfx_interval >= 0:
-        ap.error("--gfx-interval must not be negative")
-    if args.batch < 1:
-        ap.error("--batch must be at least 1")
-    if args.net_threads < 1:
-        ap.error("--net-threads must be at least 1")
+    try:
+        check_range("--gfx-interval", args.gfx_interval, 0.0, MAX_GFX_INTERVAL)
+        check_range("--batch", args.batch, 1, 65536)
+        check_range("--net-threads", args.net_threads, 1, MAX_THREADS)
+    except ValueError as e:
+        ap.error(str(e))
     network = None if args.network.lower() == "none" else args.network
     if args.policy_only and network is None:
         ap.error("--policy-only needs a network")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s")
     overrides = _search_overrides(ap, args.param)
-    search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes, nn_rank=args.rank,
-                                 **overrides)
-    config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
-                          move_time=args.move_time, threads=args.threads, resign=args.resign,
-                          lag=args.lag, seed=args.seed, policy_only=args.policy_only,
-                          search=search)
+    try:    # the configs check their own ranges (engine/config.py)
+        search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes,
+                                     nn_rank=args.rank, **overrides)
+        config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
+                              move_time=args.move_time, threads=args.threads,
+                              resign=args.resign, lag=args.lag, seed=args.seed,
+                              policy_only=args.policy_only, search=search)
+    except ValueError as e:
+        ap.error(str(e))
     return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval,
                                 network=network, device=args.device, batch=args.batch,
                                 net_threads=args.net_threads)
@@ -206,10 +202,36 @@ def main(argv: list[str] | None = None) -> int:
     player = Player(config, network, start_worker)
     try:
         player.warm_up()
-        serve(build_registry(player, options))
+        serve(build_registry(player, options), end_of_input_stops=True,
+              on_ending=exit_watchdog)
     finally:
         player.close()
     return 0
+
+
+EXIT_SECONDS = 1.8
+"""Once the session ends (quit, or end of input), the process is gone within
+this many seconds, whatever a search thread is doing."""
+
+
+def exit_watchdog() -> None:
+    """Start a timer that ends the process if it is still running
+    EXIT_SECONDS from now (a normal exit comes long before: main returns and
+    the process ends at once).  Called by the GTP server when the session
+    starts to end."""
+    def fire() -> None:
+        time.sleep(EXIT_SECONDS)
+        busy = sorted({t.name for t in threading.enumerate()
+                       if t is not threading.current_thread() and t.is_alive()})
+        # os.write, not sys.stderr: a stuck thread may hold the stream's lock
+        message = (f"python -m engine.gtp: still running {EXIT_SECONDS:g} s after the session "
+                   f"ended (threads: {', '.join(busy)}): abandoning them\n")
+        try:
+            os.write(2, message.encode("utf-8", "replace"))
+        finally:
+            os._exit(1)
+
+    threading.Thread(target=fire, name="exit-watchdog", daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.board import (BLACK, COLOR, COLUMNS, MAX_SIZE, PASS, S_NEMPTY, WHITE,
                           IllegalMove, area_score, is_eyeish)
-from engine.config import EngineConfig
+from engine.config import EngineConfig, check_komi
 from engine.patterns import load_gammas
 from engine.search import Search, SearchResult, position_key
 from engine.timecontrol import move_budget
@@ -126,6 +126,7 @@ class Player:
         self.search.clear()
 
     def set_komi(self, komi: float) -> None:
+        check_komi(komi)
         self.game.komi = komi
         self.search.clear()
 
@@ -379,6 +380,10 @@ class Player:
             raise ValueError(f"cannot load {path}: board size {record.size} not supported")
         if move_number is not None and move_number < 1:
             raise ValueError("move number must be at least 1")
+        try:
+            check_komi(record.komi)
+        except ValueError as e:
+            raise ValueError(f"cannot load {path}: {e}") from None
         game = Game(size=record.size, komi=record.komi)
         moves = record.moves if move_number is None else record.moves[:move_number - 1]
         try:

@@ -6,6 +6,8 @@ engine's Python code; sgfmill's (row, col) also counts rows from the bottom.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 
 from sgfmill import sgf
@@ -57,12 +59,25 @@ def parse(data: bytes, name: str = "<sgf>") -> SgfRecord:
     return SgfRecord(size, komi, setup, moves, to_move, handicap)
 
 
+MAX_SGF_BYTES = 16 << 20
+"""Largest SGF file loadsgf reads (a long game record is a few kB)."""
+
+
 def load(path: str) -> SgfRecord:
+    """Read and parse a game record; only a regular file of at most
+    MAX_SGF_BYTES, so that a device (/dev/zero, a FIFO) cannot stall the
+    engine.  ValueError names the file."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError(f"cannot read SGF file {path}: not a regular file")
+            data = f.read(MAX_SGF_BYTES + 1)
     except OSError as e:
-        raise ValueError(f"cannot open SGF file {path}: {e.strerror}") from None
+        raise ValueError(f"cannot open SGF file {path}: {e.strerror or e}") from None
+    if len(data) > MAX_SGF_BYTES:
+        raise ValueError(f"cannot read SGF file {path}: larger than {MAX_SGF_BYTES >> 20} MiB")
     return parse(data, path)
 
 

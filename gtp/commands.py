@@ -10,6 +10,7 @@ formats), GoGui's analyze commands and live graphics, KGS and gomill.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from typing import Protocol
 
 from .ports import Player
 from .protocol import BAD_VERTEX_LIST, SYNTAX_ERROR, UNACCEPTABLE_SIZE, GtpError
-from .registry import Color, Float, Int, Many, Optional, Registry, Runner, Str, Stream, Vertex
+from .registry import (Color, Float, Int, Many, Optional, Registry, Runner, Str, Stream, Vertex,
+                       parse_int)
 from .vertex import (MAX_BOARD_SIZE, Move, Point, color_name, format_vertex, parse_color,
                      parse_vertex)
 
@@ -111,7 +113,9 @@ def standard_registry(player: Player) -> Registry:
         if path is None:
             return sgf
         try:
-            with open(path, "w", encoding="utf-8") as fh:
+            # O_NONBLOCK: opening a FIFO nobody reads fails instead of waiting
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(sgf)
         except OSError as exc:
             raise GtpError(f"cannot write file: {exc.strerror or exc}") from None
@@ -239,9 +243,7 @@ def _parse_bool(token: str) -> bool:
 
 
 def _parse_count(token: str) -> int:
-    if not (token.isascii() and token.isdigit()):
-        raise GtpError(SYNTAX_ERROR)
-    return int(token)
+    return parse_int(token)
 
 
 def _parse_move_list(token: str, size: int) -> list[Move]:
@@ -272,7 +274,7 @@ def parse_analysis_args(tokens: Sequence[str], size: int, *, kata: bool = False,
     if need_color and req.color is None:
         raise GtpError(SYNTAX_ERROR)
     if i < len(toks) and toks[i].isascii() and toks[i].isdigit():
-        req.interval = max(1, int(toks[i])) / 100
+        req.interval = max(1, _parse_count(toks[i])) / 100
         i += 1
 
     def take(k: int) -> list[str]:

@@ -52,6 +52,7 @@ from .protocol import SYNTAX_ERROR, UNKNOWN_COMMAND, Command, GtpError
 from .vertex import parse_color, parse_vertex
 
 __all__ = [
+    "GTP_INT_MAX",
     "ArgType",
     "Color",
     "Entry",
@@ -62,6 +63,7 @@ __all__ = [
     "Many",
     "Optional",
     "Registry",
+    "parse_int",
     "Response",
     "Runner",
     "Str",
@@ -182,18 +184,32 @@ class ArgType:
         return self.label
 
 
+GTP_INT_MAX = 2**31 - 1
+"""The largest GTP ``int`` (spec section 3.2: 0 <= x <= 2^31 - 1)."""
+
+
+def parse_int(token: str, signed: bool = False) -> int:
+    """A GTP integer, at most :data:`GTP_INT_MAX` in size; ``syntax error``
+    otherwise (a sign only with *signed*)."""
+    digits = token[1:] if signed and token[:1] in "+-" else token
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 10:
+        raise GtpError(SYNTAX_ERROR)
+    value = int(token)
+    if abs(value) > GTP_INT_MAX:
+        raise GtpError(SYNTAX_ERROR)
+    return value
+
+
 class IntArg(ArgType):
-    """An integer.  GTP ints are unsigned; pass ``signed=True`` to allow ``-``."""
+    """An integer of at most 2^31 - 1.  GTP ints are unsigned; pass
+    ``signed=True`` to allow ``-``."""
 
     def __init__(self, signed: bool = False) -> None:
         self.signed = signed
         self.label = "signed int" if signed else "int"
 
     def convert(self, token: str, board_size: BoardSize) -> int:
-        digits = token[1:] if self.signed and token[:1] in "+-" else token
-        if not (digits.isascii() and digits.isdigit()):
-            raise GtpError(SYNTAX_ERROR)
-        return int(token)
+        return parse_int(token, self.signed)
 
 
 class _Float(ArgType):

@@ -236,6 +236,14 @@ BAD_COMMANDS = [
     f"loadsgf {SGF / 'badkomi.sgf'}", f"loadsgf {SGF / 'tiny5.sgf'} 0",
     f"loadsgf {SGF / 'tiny5.sgf'} x", f"loadsgf {SGF}",
     "printsgf a b",
+    # numbers out of range (issue 15): GTP ints end at 2^31 - 1, the rest
+    # have the ranges of engine/config.py; paths that are not files
+    "komi 1e28", "komi 10000000000", "komi inf", "komi -1000.5", "time_settings 1 2 99999999999",
+    "time_left b 99999999999 0", "fixed_handicap 99999999999",
+    "kgs-time_settings byoyomi 30 5 99999999999", "lz-analyze 99999999999",
+    "kata-analyze interval 99999999999", "lz-analyze b 1e30", "dg-params rollouts 99999999999",
+    "dg-params threads 1000", "dg-params time nan", "dg-params gfx_interval inf",
+    "dg-params resign 1", "loadsgf /dev/zero", "printsgf /dev/full",
 ]
 
 
