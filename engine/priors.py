@@ -214,6 +214,8 @@ class PriorQueue:
                     ring.resize(size)
                 else:
                     ring.reset()
+            if size is not None:
+                self.size = size        # under the lock: take() reads it there
 
     def attach(self, params: np.ndarray, index: int, size: int) -> None:
         """A search of a board of ``size`` starts with kernel parameters
@@ -221,7 +223,6 @@ class PriorQueue:
         back-pressure moves); called while no search thread runs."""
         if size != self.size:
             self.new_generation(size)
-        self.size = size
         self.params, self.nn_visits_index = params, index
         self.base_visits = float(params[index])
 
@@ -281,8 +282,6 @@ class PriorQueue:
         a CPU worker gains little from them, so its caller passes a short
         ``max_wait``.  Returns [] when nothing came (or the queue closed)."""
         cap = planes.shape[0]
-        if planes.shape[-1] != self.size:
-            return []                   # the board size changed under the caller
         with self._cv:
             if not self._items and not self._closed:
                 self._cv.wait(idle_wait)
@@ -290,6 +289,8 @@ class PriorQueue:
                 self._cv.wait_for(lambda: len(self._items) >= cap or self._closed, max_wait)
             if self._closed:
                 return []
+            if planes.shape[-1] != self.size:
+                return []               # the board size changed (even while waiting)
             # copied and freed under the lock: new_generation cannot hand
             # a slot to a new request while its old planes are being read
             tickets = []

@@ -28,6 +28,24 @@ order):
 
 The reader never reads past ``quit`` (unless that quit fails): what follows
 it is left unread.
+
+Two options serve a process whose controller may vanish or whose engine may
+misbehave (``python -m engine.gtp`` sets both):
+
+* ``end_of_input_stops=True``: end of input means the controller is gone.
+  The command running then and every line still to answer are cut short
+  with the interrupt hook (a search answers the move it has), so the
+  session ends within moments instead of finishing the work at full
+  strength;
+* ``on_ending``: called once, from any thread, when the session starts to
+  end: at end of input (with ``end_of_input_stops``), when a ``quit`` is
+  answered, or when one cuts short the command it directly follows.  A
+  watchdog there can end a process whose command does not return.
+
+Whatever the options, background work that was asked to stop and is still
+running after :data:`ABANDON_SECONDS` is abandoned (its thread is left to
+itself, an error is logged, and its response is closed) so that the
+session goes on.
 """
 
 from __future__ import annotations
@@ -38,6 +56,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TextIO
 
 from .protocol import format_response, parse, preprocess
@@ -53,8 +72,13 @@ INTERRUPT_LINE = "# interrupt"
 POKE_SECONDS = 0.05
 """How often a command or task that was asked to stop is asked again."""
 
+ABANDON_SECONDS = 1.0
+"""How long background work asked to stop may take before it is abandoned
+(a search stops within milliseconds: only a bug keeps it longer)."""
 
-def serve(registry: Registry, inp: TextIO | None = None, out: TextIO | None = None) -> None:
+
+def serve(registry: Registry, inp: TextIO | None = None, out: TextIO | None = None, *,
+          end_of_input_stops: bool = False, on_ending: Callable[[], None] | None = None) -> None:
     """Answer GTP commands from *inp* on *out* until ``quit`` or end of input.
 
     *inp* and *out* default to ``sys.stdin`` and ``sys.stdout`` (looked up at
@@ -63,15 +87,15 @@ def serve(registry: Registry, inp: TextIO | None = None, out: TextIO | None = No
     one, flushed at once.  A command registered with ``ends_session`` (the
     standard ``quit``) is answered and then the loop returns, leaving any
     further input unread.  A closed output pipe also ends the loop quietly.
-    Streaming commands and background work are described in the module
-    documentation.
+    Streaming commands, background work and the two options are described
+    in the module documentation.
     """
     if inp is None:
         inp = sys.stdin
         _tolerate_bad_bytes(inp)
     if out is None:
         out = sys.stdout
-    _Session(registry, inp, out).run()
+    _Session(registry, inp, out, end_of_input_stops, on_ending).run()
 
 
 class _Task:
@@ -139,8 +163,14 @@ class _Reader:
 
 
 class _Session:
-    def __init__(self, registry: Registry, inp: TextIO, out: TextIO) -> None:
+    def __init__(self, registry: Registry, inp: TextIO, out: TextIO,
+                 end_of_input_stops: bool = False,
+                 on_ending: Callable[[], None] | None = None) -> None:
         self.registry = registry
+        self.end_of_input_stops = end_of_input_stops
+        self._on_ending = on_ending
+        self._ending = False                # on_ending was called
+        self._input_ended = False           # end of input read (with end_of_input_stops)
         self.out = out
         self.events: queue.Queue = queue.Queue()
         self.out_lock = threading.Lock()
@@ -187,6 +217,8 @@ class _Session:
                 task = self.task
                 if task is not None and not task.interruptible and (
                         not raw or self._stops_command(seq, task.seq)):
+                    if raw and _is_good_quit(raw, self.registry):
+                        self._ending_now()
                     task.stream.stop()          # end of input, or quit / "# interrupt" after it
                     self._finish_task()
                     if self.closed:
@@ -213,14 +245,16 @@ class _Session:
             return self._start_streaming(cmd, seq, entry.interruptible)
         with self._lock:
             self._running = seq
-            stopped = seq is not None and seq + 1 in self._stops
-        if stopped:                         # the quit came in before the command started
+            stopped = (seq is not None and seq + 1 in self._stops) or self._input_ended
+        if stopped:         # the quit (or end of input) came in before the command started
             self._start_interrupter(seq)
         try:
             response = self.registry.execute(cmd)
         finally:
             with self._lock:
                 self._running = None
+        if response.quit:
+            self._ending_now()
         if not self._write(format_response(cmd.id, response.ok, response.text)):
             return False
         if response.quit:
@@ -275,9 +309,18 @@ class _Session:
         task, self.task = self.task, None
         if task is None or task.thread is None:
             return
+        give_up = None
         while task.thread.is_alive():
             task.stream.poke()
             task.thread.join(POKE_SECONDS)
+            if task.stream.stopped:
+                now = time.monotonic()
+                give_up = give_up or now + ABANDON_SECONDS
+                if now >= give_up and task.thread.is_alive():
+                    log.error("background work (%s) did not stop within %.1f s of the request:"
+                              " abandoned, its thread left running", task.thread.name,
+                              ABANDON_SECONDS)
+                    break
         if not task.streaming:
             return
         text = "" if task.final is None else str(task.final)
@@ -288,14 +331,37 @@ class _Session:
 
     def _on_line(self, raw: str, seq: int | None) -> None:
         """Seen by the reader thread as soon as a line is read: a ``quit`` or
-        ``# interrupt`` line cuts short the command it directly follows."""
+        ``# interrupt`` line cuts short the command it directly follows, end
+        of input (with end_of_input_stops) the command running and all
+        after it."""
+        if not raw and self.end_of_input_stops:
+            with self._lock:
+                self._input_ended = True
+                running = self._running
+            self._ending_now()
+            if running is not None:
+                self._start_interrupter(running)
+            return
         if seq is None or not _stops_anything(raw, self.registry):
             return
         with self._lock:
             self._stops.add(seq)
             running = self._running
         if running is not None and running + 1 == seq:
+            if _is_good_quit(raw, self.registry):
+                self._ending_now()
             self._interrupt_while_running(running)
+
+    def _ending_now(self) -> None:
+        """Tell on_ending, once, that the session is ending."""
+        with self._lock:
+            if self._ending or self._on_ending is None:
+                return
+            self._ending = True
+        try:
+            self._on_ending()
+        except Exception:  # noqa: BLE001 - a hook must not stop the session
+            log.exception("on_ending hook failed")
 
     def _stops_command(self, seq: int | None, command_seq: int | None) -> bool:
         with self._lock:
@@ -356,11 +422,30 @@ def _stops_anything(raw: str, registry: Registry) -> bool:
     return entry is not None and entry.ends_session
 
 
+def _is_good_quit(raw: str, registry: Registry) -> bool:
+    """A command that ends the session, with arguments it accepts (a
+    ``quit`` with bad ones is answered ``?`` and the session goes on)."""
+    line = preprocess(raw)
+    if line is None:
+        return False
+    cmd = parse(line)
+    entry = registry.get(cmd.name)
+    if entry is None or not entry.ends_session:
+        return False
+    try:
+        entry.convert_args(cmd.args, registry.board_size)
+    except Exception:  # noqa: BLE001 - GtpError or a converter's failure: not a good quit
+        return False
+    return True
+
+
 def _tolerate_bad_bytes(stream: TextIO) -> None:
-    """Make a standard text stream replace undecodable bytes instead of raising."""
+    """Make a standard text stream replace undecodable bytes instead of
+    raising, and end lines at LF only: a CR is a control character that
+    preprocessing removes (GTP section 2.5), not a line end of its own."""
     reconfigure = getattr(stream, "reconfigure", None)
     if reconfigure is not None:
         try:
-            reconfigure(errors="replace")
+            reconfigure(errors="replace", newline="\n")
         except (ValueError, OSError):  # pragma: no cover - e.g. already read from
             pass
