@@ -4,7 +4,7 @@
         [--engine "python -m engine.gtp --rollouts 10000 --quiet"]
         [--opponent "/usr/games/gnugo --mode gtp --level 10 --chinese-rules"]
         [--sgf-dir DIR] [--parallel K] [--max-moves M] [--timeout SEC]
-        [--startup-timeout SEC] [--json FILE]
+        [--startup-timeout SEC] [--clock SPEC] [--json FILE]
 
 Game ``i`` (0-based) gives the engine under test Black when ``i`` is even,
 White when odd.  Both programs are started afresh for every game (a crash
@@ -50,6 +50,20 @@ engine under test with a 95% Wilson interval (draws count half), wins as
 Black and as White, average game length, how games ended, and the errors.
 ``--json`` also writes the summary and every game's record.
 
+Clocks (``--clock``, KGS's forms): ``absolute MAIN``, ``byoyomi MAIN PERIOD
+PERIODS`` (Japanese: a move within a period costs none of it, each period
+overrun uses one up) or ``canadian MAIN PERIOD STONES`` (after main time,
+STONES moves in every PERIOD seconds), in seconds.  Both programs get
+``kgs-time_settings`` (``time_settings`` when they do not know it: MAIN
+PERIOD 1 for byo-yomi, MAIN PERIOD STONES for Canadian, MAIN 0 0 for
+absolute) and, before every ``genmove``, ``time_left COLOUR SECONDS
+STONES`` (0 stones in main time; in byo-yomi the period's seconds and 1,
+in Canadian the period's seconds and stones left), seconds rounded down.
+The referee measures every ``genmove`` from the command sent to the answer
+read, wall time, and a program whose clock runs out loses on time (``B+T``
+/ ``W+T``, end "time").  Each record keeps both clocks at the end and the
+longest move (``clocks``).
+
 ``--parallel K`` plays K games at once: each game is driven by its own
 thread in this process and runs its two programs as separate processes, so
 K games use 2K engine processes; mind the CPU count when timing matters.
@@ -94,6 +108,104 @@ class Forfeit(Exception):
         self.message = message
 
 
+CLOCK_FIELDS = {"absolute": 1, "byoyomi": 3, "canadian": 3}
+
+
+@dataclass(frozen=True)
+class ClockSpec:
+    """A clock in KGS's terms (see the module documentation)."""
+    kind: str           # absolute, byoyomi, canadian
+    main: int           # seconds
+    period: int = 0     # seconds of a byo-yomi period
+    count: int = 0      # periods (byoyomi) or stones per period (canadian)
+
+    @classmethod
+    def parse(cls, text: str) -> "ClockSpec":
+        words = text.split()
+        if not words or words[0] not in CLOCK_FIELDS or len(words) != 1 + CLOCK_FIELDS[words[0]]:
+            raise ValueError(f"expected 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS' or "
+                             f"'canadian MAIN PERIOD STONES', got {text!r}")
+        try:
+            numbers = [int(w) for w in words[1:]]
+        except ValueError:
+            raise ValueError(f"clock values must be whole seconds and counts: {text!r}") from None
+        if any(x < 0 for x in numbers) or (words[0] != "absolute" and
+                                           (numbers[1] < 1 or numbers[2] < 1)):
+            raise ValueError(f"clock values must be positive: {text!r}")
+        return cls(words[0], *numbers)
+
+    def kgs(self) -> str:
+        return " ".join(str(x) for x in (f"kgs-time_settings {self.kind}", self.main,
+                                          *((self.period, self.count)
+                                            if self.kind != "absolute" else ())))
+
+    def gtp(self) -> str:
+        if self.kind == "absolute":
+            return f"time_settings {self.main} 0 0"
+        stones = 1 if self.kind == "byoyomi" else self.count
+        return f"time_settings {self.main} {self.period} {stones}"
+
+
+class GameClock:
+    """One side's clock in one game."""
+
+    def __init__(self, spec: ClockSpec):
+        self.spec = spec
+        self.main = float(spec.main)
+        self.in_byoyomi = False
+        self.periods = spec.count if spec.kind == "byoyomi" else 0
+        self.period_left = float(spec.period)
+        self.stones = spec.count if spec.kind == "canadian" else 0
+        self.longest = 0.0
+        self.used = 0.0
+
+    def time_left(self) -> tuple[int, int]:
+        """(seconds, stones) for GTP's time_left."""
+        if not self.in_byoyomi:
+            return int(self.main), 0
+        if self.spec.kind == "byoyomi":
+            return self.spec.period, 1
+        return int(max(self.period_left, 0.0)), self.stones
+
+    def spend(self, t: float) -> bool:
+        """Charge one move of ``t`` seconds; False when the flag fell."""
+        self.longest = max(self.longest, t)
+        self.used += t
+        if not self.in_byoyomi:
+            if t <= self.main:
+                self.main -= t
+                return True
+            t -= self.main
+            self.main = 0.0
+            if self.spec.kind == "absolute":
+                return False
+            self.in_byoyomi = True
+        if self.spec.kind == "byoyomi":
+            overruns = int(t // self.spec.period)
+            if overruns >= self.periods:
+                self.periods = 0
+                return False
+            self.periods -= overruns
+            return True
+        self.period_left -= t                   # Canadian: this move is one of the period's
+        if self.period_left < 0:
+            return False
+        self.stones -= 1
+        if self.stones == 0:
+            self.stones, self.period_left = self.spec.count, float(self.spec.period)
+        return True
+
+    def report(self) -> dict:
+        out = {"main_left": round(self.main, 2), "in_byoyomi": self.in_byoyomi,
+               "longest_move": round(self.longest, 2), "used": round(self.used, 1)}
+        if self.spec.kind == "byoyomi":
+            out["periods_left"] = self.periods
+        elif self.spec.kind == "canadian":
+            out["period_left"] = round(self.period_left, 2)
+            out["stones_left"] = self.stones
+        return out
+
+
 @dataclass
 class MatchConfig:
     engine: list[str]
@@ -105,6 +217,7 @@ class MatchConfig:
     startup_timeout: float = 300.0
     sgf_dir: Path = Path("runs")
     games: int = 1
+    clock: ClockSpec | None = None
 
 
 def split_command(text: str) -> list[str]:
@@ -291,6 +404,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
     winner: int | None = None
     score = None
     tag = f"game-{index + 1:03d}"
+    clocks: dict[str, GameClock] = {}
     try:
         for role in ROLES:
             players[role] = Side(role, argv_of[role], cfg.timeout,
@@ -305,6 +419,10 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             p.send(f"boardsize {size}")
             p.send("clear_board")
             p.send(f"komi {komi:g}")
+            if cfg.clock is not None:
+                kgs = p.send("known_command kgs-time_settings").strip() == "true"
+                p.send(cfg.clock.kgs() if kgs else cfg.clock.gtp())
+                clocks[role] = GameClock(cfg.clock)
         passes = 0
         while True:
             if len(moves) >= cfg.max_moves:
@@ -313,7 +431,18 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             c = BLACK if len(moves) % 2 == 0 else WHITE
             mover = "engine" if c == engine_color else "opponent"
             other = "opponent" if mover == "engine" else "engine"
+            clock = clocks.get(mover)
+            if clock is not None:
+                seconds, stones = clock.time_left()
+                players[mover].send(f"time_left {GTP_COLOR[c]} {seconds} {stones}")
+            asked = time.perf_counter()
             answer = players[mover].send(f"genmove {GTP_COLOR[c]}")
+            if clock is not None and not clock.spend(time.perf_counter() - asked):
+                winner = 3 - c
+                end = "time"
+                reason = (f"{LETTER[c]} ({mover}) lost on time: move {len(moves) + 1} took "
+                          f"{clock.longest:.2f} s at the most")
+                break
             try:
                 move = parse_genmove(answer, size)
             except ValueError as e:
@@ -349,6 +478,8 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             p.close()
     if end == "resignation":
         result = f"{LETTER[winner]}+R"
+    elif end == "time":
+        result = f"{LETTER[winner]}+T"
     elif end == "forfeit":
         result = f"{LETTER[winner]}+F"
     else:
@@ -367,6 +498,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
         "notes": notes,
         "seconds": round(time.perf_counter() - started, 2),
         "record": [f"{LETTER[c]} {format_vertex(v, size)}" for c, v in moves],
+        "clocks": {role: clock.report() for role, clock in clocks.items()},
     })
     rec["sgf"] = str(write_sgf(cfg, tag, rec, moves))
     return rec
@@ -477,6 +609,12 @@ def summarise(all_records: list[dict]) -> dict:
         "errors_by_side": {role: sum(1 for e in errors if e["side"] == role) for role in ROLES},
         "scored_games": len(scored),
         "score_disagreements": sum(1 for r in scored if r.get("score_agrees") is False),
+        "lost_on_time": {role: sum(1 for r in records if r["end"] == "time"
+                                   and (r["engine_won"] is False) == (role == "engine"))
+                         for role in ROLES},
+        "longest_move": {role: max((r["clocks"][role]["longest_move"] for r in records
+                                    if role in r.get("clocks", {})), default=None)
+                         for role in ROLES},
     }
 
 
@@ -499,6 +637,11 @@ def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
     if s["scored_games"]:
         w(f"scored games: {s['scored_games']}, referee final_score disagreed with the "
           f"area count in {s['score_disagreements']}")
+    if cfg.clock is not None:
+        lt, lm = s["lost_on_time"], s["longest_move"]
+        w(f"clock {cfg.clock.kgs().split(' ', 1)[1]}: lost on time: engine {lt['engine']}, "
+          f"opponent {lt['opponent']}; longest move: engine {lm['engine']} s, "
+          f"opponent {lm['opponent']} s")
     es = s["errors_by_side"]
     w(f"errors: {len(s['errors'])} (engine {es['engine']}, opponent {es['opponent']})")
     for e in s["errors"]:
@@ -562,8 +705,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--startup-timeout", type=float, default=300.0,
                     help="seconds for the first command, which waits for start-up "
                          "(default %(default)s)")
+    ap.add_argument("--clock", default=None, metavar="SPEC",
+                    help="clock for both sides: 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS' "
+                         "or 'canadian MAIN PERIOD STONES' (seconds; default: no clock)")
     ap.add_argument("--json", help="also write the summary and every game's record here")
     args = ap.parse_args(argv)
+    try:
+        clock = ClockSpec.parse(args.clock) if args.clock is not None else None
+    except ValueError as e:
+        ap.error(f"--clock: {e}")
     if args.games < 1:
         ap.error("--games must be at least 1")
     if not 2 <= args.size <= 25:
@@ -582,7 +732,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--max-moves must be at least 1")
     cfg = MatchConfig(engine=engine, opponent=opponent, size=args.size, komi=args.komi,
                       max_moves=max_moves, timeout=args.timeout,
-                      startup_timeout=args.startup_timeout, sgf_dir=sgf_dir, games=args.games)
+                      startup_timeout=args.startup_timeout, sgf_dir=sgf_dir, games=args.games,
+                      clock=clock)
     print(f"match: {args.games} games, SGF to {sgf_dir}/", file=sys.stderr, flush=True)
     started = time.perf_counter()
     records = run_match(cfg, args.parallel)
@@ -596,7 +747,8 @@ def main(argv: list[str] | None = None) -> int:
                "config": {"engine": engine, "opponent": opponent, "size": args.size,
                           "komi": args.komi, "games": args.games, "parallel": args.parallel,
                           "max_moves": max_moves, "timeout": args.timeout,
-                          "startup_timeout": args.startup_timeout, "sgf_dir": str(sgf_dir)},
+                          "startup_timeout": args.startup_timeout, "sgf_dir": str(sgf_dir),
+                          "clock": args.clock},
                "summary": summary, "games": records}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

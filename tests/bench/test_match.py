@@ -21,7 +21,7 @@ STUB = textwrap.dedent('''
     captures and never commits suicide: every move is legal while both sides
     are stubs), passes after K of its own moves.  MODE changes what happens
     at its K-th genmove: random (pass from then on), crash (exit), garbage
-    (a vertex off the board), hang (sleep), illegal (an occupied point),
+    (a vertex off the board), hang (sleep), slow (1.5 s), illegal (an occupied point),
     resign; refuse answers every play with '?'; badname dies at once.
     """
     import random, sys, time
@@ -81,6 +81,8 @@ STUB = textwrap.dedent('''
                 continue
             if mine == k and mode == "hang":
                 time.sleep(60)
+            if mine == k and mode == "slow":
+                time.sleep(1.5)
             if mine == k and mode == "resign":
                 out("resign")
                 continue
@@ -99,6 +101,10 @@ STUB = textwrap.dedent('''
             stones[p] = args[0]
             out(vertex(*p))
         elif name == "final_status_list":
+            out("")
+        elif name == "known_command":
+            out("false")
+        elif name in ("time_settings", "time_left"):
             out("")
         else:
             out("unknown command", ok=False)
@@ -265,3 +271,35 @@ def test_a_bug_in_the_referee_voids_one_game_only(tmp_path, stub, monkeypatch):
     assert (s["games"], s["void"], s["wins"], s["losses"]) == (2, 1, 2, 0)
     assert s["as_black"] == {"games": 2, "wins": 2} and s["as_white"] == {"games": 0, "wins": 0}
     assert s["errors"][0]["side"] == "referee"
+
+
+def test_clocks_charge_moves_by_kgs_rules():
+    byo = match.GameClock(match.ClockSpec.parse("byoyomi 10 2 3"))
+    assert byo.time_left() == (10, 0)
+    assert byo.spend(9.0) and byo.time_left() == (1, 0)
+    assert byo.spend(2.5) and byo.in_byoyomi and byo.periods == 3   # 1.5 s into a 2 s period
+    assert byo.time_left() == (2, 1)
+    assert byo.spend(4.5) and byo.periods == 1                       # two periods overrun
+    assert not byo.spend(2.1)                                        # the last one too
+    can = match.GameClock(match.ClockSpec.parse("canadian 5 10 2"))
+    assert can.spend(6.0) and can.time_left() == (9, 1)              # 1 s of the period used
+    assert can.spend(8.5) and can.time_left() == (10, 2)             # period done: a new one
+    assert can.spend(9.0) and not can.spend(1.5)
+    absolute = match.GameClock(match.ClockSpec.parse("absolute 3"))
+    assert absolute.spend(2.0) and not absolute.spend(1.5)
+    for bad in ("byoyomi 30 5", "fischer 30 5", "canadian 30 0 5", "absolute -1", "byoyomi a b c"):
+        with pytest.raises(ValueError):
+            match.ClockSpec.parse(bad)
+    assert match.ClockSpec.parse("byoyomi 30 5 3").kgs() == "kgs-time_settings byoyomi 30 5 3"
+    assert match.ClockSpec.parse("byoyomi 30 5 3").gtp() == "time_settings 30 5 1"
+    assert match.ClockSpec.parse("canadian 30 25 5").gtp() == "time_settings 30 25 5"
+
+
+def test_a_program_over_its_clock_loses_on_time(tmp_path, stub):
+    cfg = config(tmp_path, stub("slow", 3, 1), stub("random", 30, 2), games=1,
+                 clock=match.ClockSpec.parse("byoyomi 0 1 1"))
+    (r,) = run(cfg)
+    assert r["end"] == "time" and r["result"] == "W+T" and r["engine_won"] is False
+    assert r["moves"] == 4 and r["clocks"]["engine"]["longest_move"] >= 1.5
+    s = match.summarise([r])
+    assert s["lost_on_time"] == {"engine": 1, "opponent": 0}
