@@ -1,7 +1,8 @@
 """Move-prediction accuracy of a policy-net checkpoint on held-out games.
 
     python -m bench.accuracy CHECKPOINT [DATA_DIR] [--games G] [--positions N]
-        [--seed S] [--batch 256] [--threads T] [--json FILE]
+        [--seed S] [--batch 256] [--threads T] [--precision auto|fp32|bf16]
+        [--compare-precision] [--json FILE]
 
 ``DATA_DIR`` (default ``data/test19``, the held-out Tom.com games; the KGS
 held-out set is ``data/test19_kgs``) is searched recursively for ``*.sgf``.
@@ -134,17 +135,20 @@ def replay_chunks(cache: D.GameCache, games, picks, starts, chunk: int):
 # scoring
 
 
-def score_batch(model, x, y, col) -> dict:
-    """Top-k hits, summed log-loss and the count of played moves that the
-    LEGAL plane calls illegal (should be 0) for one batch."""
+def score_batch(model, x, y, col, precision: str = "fp32") -> dict:
+    """Top-k hits, summed log-loss, the count of played moves that the
+    LEGAL plane calls illegal (should be 0) and the top-1 points of one
+    batch, the net run in ``precision`` (fp32 or bf16)."""
     import torch
 
     from nets.models import masked_log_softmax
+    from nets.precision import autocast
 
     xt = torch.from_numpy(x)
     yt = torch.from_numpy(y)
-    with torch.no_grad():
+    with torch.no_grad(), autocast(torch.device("cpu"), precision):
         logits = model(xt.float(), torch.from_numpy(col))
+    with torch.no_grad():
         legal = xt[:, LEGAL].reshape(len(y), -1).bool()
         logp = masked_log_softmax(logits, legal)
         top = logp.topk(max(TOPS), dim=1).indices
@@ -153,17 +157,23 @@ def score_batch(model, x, y, col) -> dict:
     finite = torch.isfinite(played)
     return {**{k: int(match[:, :k].any(dim=1).sum()) for k in TOPS},
             "nll": float(-played[finite].double().sum()),
-            "illegal_target": int((~legal.gather(1, yt[:, None])).sum())}
+            "illegal_target": int((~legal.gather(1, yt[:, None])).sum()),
+            "best": top[:, 0].numpy()}
 
 
 def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
              positions: int | None = None, seed: int = 0, batch: int = 256,
-             threads: int | None = None, log=sys.stderr) -> dict:
-    """The accuracy summary (a JSON-able dict).  AccuracyError for unusable
-    inputs."""
+             threads: int | None = None, precision: str = "auto", compare: bool = False,
+             log=sys.stderr) -> dict:
+    """The accuracy summary (a JSON-able dict).  ``precision``: the net's
+    arithmetic (auto, fp32, bf16; nets/precision.py).  ``compare``: score in
+    fp32 and in bf16 on the same positions, reporting both and how often
+    their top-1 moves agree (then ``precision`` is ignored).  AccuracyError
+    for unusable inputs."""
     import torch
 
     from nets.checkpoint import load_model
+    from nets.precision import resolve as resolve_precision
 
     if batch < 1:
         raise AccuracyError("--batch must be at least 1")
@@ -206,37 +216,58 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
     n = len(picks)
     if n == 0:
         raise AccuracyError(f"no positions (non-pass moves) in the games under {data_dir}")
+    try:
+        used = ["fp32", "bf16"] if compare else \
+            [resolve_precision(precision, torch.device("cpu"))[0]]
+    except ValueError as e:
+        raise AccuracyError(str(e)) from None
+    main = used[-1]                     # the headline figures: bf16 when comparing
     # warm-up, untimed: the replay kernel's compilation (or cache load) and
     # torch's first call
     first = next(replay_chunks(cache, g[:1], picks[:1], np.array([0, 1]), 1))
-    score_batch(model, *first)
-    hits = {k: 0 for k in TOPS}
+    for p in used:
+        score_batch(model, *first, precision=p)
+    hits = {p: {k: 0 for k in TOPS} for p in used}
     nll = 0.0
     illegal = 0
+    agree = 0
     infer_s = 0.0
     done = 0
     t1 = last = time.perf_counter()
     for x_all, y_all, c_all in replay_chunks(cache, g, picks, starts, 4 * batch):
         for a in range(0, len(y_all), batch):
-            ti = time.perf_counter()
-            r = score_batch(model, x_all[a:a + batch], y_all[a:a + batch], c_all[a:a + batch])
-            infer_s += time.perf_counter() - ti
-            for k in TOPS:
-                hits[k] += r[k]
-            nll += r["nll"]
-            illegal += r["illegal_target"]
+            best = []
+            for p in used:
+                ti = time.perf_counter()
+                r = score_batch(model, x_all[a:a + batch], y_all[a:a + batch],
+                                c_all[a:a + batch], precision=p)
+                if p == main:
+                    infer_s += time.perf_counter() - ti
+                    nll += r["nll"]
+                    illegal += r["illegal_target"]
+                for k in TOPS:
+                    hits[p][k] += r[k]
+                best.append(r["best"])
+            agree += int((best[0] == best[-1]).sum())
         done += len(y_all)
         now = time.perf_counter()
         if log is not None and now - last > 10:
             last = now
-            print(f"  {done}/{n} positions, top-1 {hits[1] / done:.4f} "
+            print(f"  {done}/{n} positions, top-1 {hits[main][1] / done:.4f} "
                   f"({done / (now - t1):.0f} positions/s)", file=log, flush=True)
     total_s = time.perf_counter() - t1
 
-    acc = {}
-    for k in TOPS:
-        lo, hi = wilson(hits[k], n)
-        acc[f"top{k}"] = {"hits": hits[k], "rate": hits[k] / n, "wilson95": [lo, hi]}
+    def rates(h: dict) -> dict:
+        out = {}
+        for k in TOPS:
+            lo, hi = wilson(h[k], n)
+            out[f"top{k}"] = {"hits": h[k], "rate": h[k] / n, "wilson95": [lo, hi]}
+        return out
+
+    acc = rates(hits[main])
+    if compare:
+        acc["fp32"] = rates(hits["fp32"])
+        acc["top1_agreement"] = {"same": agree, "rate": agree / n}
     cfg = meta.get("config", {})
     return {
         "checkpoint": str(checkpoint),
@@ -252,7 +283,7 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
         **acc,
         "log_loss": nll / n,
         "illegal_targets": illegal,
-        "threads": torch.get_num_threads(), "batch": batch,
+        "threads": torch.get_num_threads(), "batch": batch, "precision": main,
         "inference_seconds": infer_s, "inference_positions_per_s": n / infer_s,
         "overall_positions_per_s": n / total_s, "replay_seconds": total_s - infer_s,
         "cache_seconds": build_s,
@@ -289,10 +320,19 @@ def format_table(r: dict) -> str:
         f"log-loss     {r['log_loss']:.4f} nats per move (over the legal points)",
         "",
         f"speed        {r['inference_positions_per_s']:.0f} positions/s inference "
-        f"({r['threads']} thread{'s' if r['threads'] != 1 else ''}, batch {r['batch']}); "
+        f"({r['precision']}, {r['threads']} thread{'s' if r['threads'] != 1 else ''}, "
+        f"batch {r['batch']}); "
         f"{r['overall_positions_per_s']:.0f} positions/s with replay and planes; "
         f"game cache {r['cache_seconds']:.1f} s",
     ]
+    if "top1_agreement" in r:
+        a, f = r["top1_agreement"], r["fp32"]
+        lines.append(f"fp32 vs bf16 top-1 {100 * f['top1']['rate']:.2f}% vs "
+                     f"{100 * r['top1']['rate']:.2f}% "
+                     f"({100 * (r['top1']['rate'] - f['top1']['rate']):+.2f} points), top-5 "
+                     f"{100 * f['top5']['rate']:.2f}% vs {100 * r['top5']['rate']:.2f}%; "
+                     f"same top-1 move in {a['same']} of {r['positions']} positions "
+                     f"({100 * a['rate']:.2f}%)")
     if r["illegal_targets"]:
         lines.append(f"warning: {r['illegal_targets']} moves played were illegal by the "
                      "LEGAL plane (counted as misses)")
@@ -314,12 +354,17 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads and cache-building processes (default: torch's)")
+    ap.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"),
+                    help="the net's arithmetic (default: bf16 where the CPU is fast at it)")
+    ap.add_argument("--compare-precision", action="store_true",
+                    help="score in fp32 and bf16 and report how often their top-1 agrees")
     ap.add_argument("--json", default=None, help="also write the summary to FILE")
     args = ap.parse_args(argv)
     try:
         r = evaluate(args.checkpoint, args.data_dir, games=args.games,
                      positions=args.positions, seed=args.seed, batch=args.batch,
-                     threads=args.threads)
+                     threads=args.threads, precision=args.precision,
+                     compare=args.compare_precision)
     except AccuracyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

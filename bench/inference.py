@@ -1,8 +1,8 @@
 """Inference speed of policy networks as the engine calls them.
 
     python -m bench.inference [--checkpoint PATH ...] [--model NAME ...]
-        [--batches 1,16,128] [--threads N] [--seconds S] [--size 19]
-        [--device cpu]
+        [--batches 1,16,128] [--threads 1,2] [--precisions fp32,bf16]
+        [--seconds S] [--size 19] [--device cpu]
 
 Times :meth:`nets.evaluator.PolicyEvaluator.evaluate` - uint8 planes in,
 masked softmax probabilities out as numpy, i.e. the conversion to float,
@@ -22,17 +22,19 @@ after 10% .. 55% of the board's points in moves, their planes from
 cycles through them.
 
 Timing: after three untimed warm-up calls, calls of one batch are repeated
-for ``--seconds`` of wall time; positions/s = batch x calls / time, and ms
-per batch = time / calls (wall clock, so other processes on a busy machine
-count: note the load average).  ``--threads`` sets torch's intra-op
-threads (default: torch's, the number of cores); ``--device`` is ``cpu``
-by default (``auto``, ``cuda``, ``cuda:N`` time the GPU path, bf16 and
-pinned memory as in the engine).
+for ``--seconds`` of wall time; positions/s = batch x calls / time (wall
+clock, so other processes on a busy machine count: note the load
+average).  Every (network, threads, batch) row is timed in each of
+``--precisions`` (``fp32``, ``bf16`` autocast, ``auto``: see
+nets/precision.py), side by side, with the ratio of the last to the first.
+``--threads`` lists torch's intra-op thread counts (default: torch's, the
+number of cores); ``--device`` is ``cpu`` by default (``auto``, ``cuda``,
+``cuda:N`` time the GPU path, pinned memory as in the engine).
 
-Prints one header line and a Markdown table (network, params, batch,
-positions/s, ms per batch).  Exit status 2 with ``error: ...`` for a
-missing or unreadable checkpoint, an unknown model name, an unavailable
-device, a board size the net does not support, or bad arguments.
+Prints one header line and a Markdown table.  Exit status 2 with
+``error: ...`` for a missing or unreadable checkpoint, an unknown model
+name, an unavailable device, a board size the net does not support, or bad
+arguments.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from engine.features import N_PLANES, planes
 from nets.checkpoint import save_checkpoint
 from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
 from nets.models import MODELS, build_model, count_parameters
+from nets.precision import PRECISIONS, resolve as resolve_precision
 
 N_POSITIONS = 8
 
@@ -85,15 +88,23 @@ def positions(size: int, n: int = N_POSITIONS, seed: int = 1) -> tuple[np.ndarra
     return x, colors
 
 
-def parse_batches(text: str) -> list[int]:
+def parse_counts(text: str, option: str = "--batches") -> list[int]:
     try:
-        batches = [int(b) for b in text.split(",") if b.strip()]
+        counts = [int(b) for b in text.split(",") if b.strip()]
     except ValueError:
-        raise BenchError(f"--batches must be comma-separated positive integers, "
+        raise BenchError(f"{option} must be comma-separated positive integers, "
                          f"got {text!r}") from None
-    if not batches or min(batches) < 1:
-        raise BenchError(f"--batches must be comma-separated positive integers, got {text!r}")
-    return batches
+    if not counts or min(counts) < 1:
+        raise BenchError(f"{option} must be comma-separated positive integers, got {text!r}")
+    return counts
+
+
+def parse_precisions(text: str) -> list[str]:
+    out = [p.strip() for p in text.split(",") if p.strip()]
+    if not out or any(p not in PRECISIONS for p in out):
+        raise BenchError(f"--precisions must be a comma-separated list of "
+                         f"{', '.join(PRECISIONS)}, got {text!r}")
+    return out
 
 
 def time_batch(evaluator, x: np.ndarray, colors: np.ndarray, batch: int,
@@ -142,11 +153,11 @@ def _shown(path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> list[dict]:
-    batches = parse_batches(args.batches)
+    batches = parse_counts(args.batches)
+    threads_list = parse_counts(args.threads, "--threads") if args.threads else [None]
+    precisions = parse_precisions(args.precisions)
     if args.seconds <= 0:
         raise BenchError(f"--seconds must be positive, got {args.seconds}")
-    if args.threads is not None and args.threads < 1:
-        raise BenchError(f"--threads must be at least 1, got {args.threads}")
     if not 2 <= args.size <= 25:
         raise BenchError(f"--size must be in 2..25, got {args.size}")
     specs = args.nets or [("checkpoint", str(DEFAULT_WEIGHTS))]
@@ -160,25 +171,39 @@ def run(args: argparse.Namespace) -> list[dict]:
     x = colors = None
     with tempfile.TemporaryDirectory(prefix="bench-inference-") as tmp:
         for spec in specs:
-            label, ev = load(spec, args.device, args.threads, Path(tmp))
+            label, ev = load(spec, args.device, None, Path(tmp))
             if not ev.supports(args.size):
                 raise BenchError(f"{label} runs on boards {ev.min_size}..{ev.max_size}, "
                                  f"not {args.size}")
             if x is None:
                 x, colors = positions(args.size)
-                threads = torch.get_num_threads() if ev.device.type == "cpu" else None
-                print(f"PolicyEvaluator.evaluate, {args.size}x{args.size}, device "
-                      f"{ev.device}" + (f", {threads} torch thread(s)" if threads else "")
-                      + f", {args.seconds:g} s per row, torch {torch.__version__}", flush=True)
-                print("| network | params | batch | positions/s | ms per batch |")
-                print("|---|---:|---:|---:|---:|", flush=True)
+                auto = resolve_precision("auto", ev.device)
+                print(f"PolicyEvaluator.evaluate, {args.size}x{args.size}, device {ev.device} "
+                      f"(auto precision: {auto[0]}, {auto[1]}), {args.seconds:g} s per cell, "
+                      f"torch {torch.__version__}", flush=True)
+                head = " | ".join(f"{p} pos/s" for p in precisions)
+                ratio = f" {precisions[-1]}/{precisions[0]} |" if len(precisions) > 1 else ""
+                print(f"| network | params | threads | batch | {head} |{ratio}")
+                print("|---|---:|---:|---:|" + "---:|" * (len(precisions) + bool(ratio)),
+                      flush=True)
             params = count_parameters(ev.model)
-            for batch in batches:
-                r = time_batch(ev, x, colors, batch, args.seconds)
-                r.update(network=label, params=params)
-                rows.append(r)
-                print(f"| {label} | {params:,} | {batch} | {r['positions_per_s']:,.0f} | "
-                      f"{r['ms_per_batch']:.2f} |", flush=True)
+            for threads in threads_list:
+                if threads is not None and ev.device.type == "cpu":
+                    torch.set_num_threads(threads)
+                shown = torch.get_num_threads() if ev.device.type == "cpu" else "-"
+                for batch in batches:
+                    speeds = []
+                    for precision in precisions:
+                        ev.precision = resolve_precision(precision, ev.device)[0]
+                        r = time_batch(ev, x, colors, batch, args.seconds)
+                        r.update(network=label, params=params, threads=shown,
+                                 precision=ev.precision)
+                        rows.append(r)
+                        speeds.append(r["positions_per_s"])
+                    cells = " | ".join(f"{v:,.0f}" for v in speeds)
+                    tail = f" {speeds[-1] / speeds[0]:.2f} |" if ratio else ""
+                    print(f"| {label} | {params:,} | {shown} | {batch} | {cells} |{tail}",
+                          flush=True)
             del ev
     return rows
 
@@ -201,7 +226,10 @@ def main(argv=None) -> int:
     ap.add_argument("--model", action=_Append, const="model", dest="nets", metavar="NAME",
                     help="time an untrained registry model, e.g. maddison12 (repeatable)")
     ap.add_argument("--batches", default="1,16,128", help="comma-separated batch sizes")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    ap.add_argument("--threads", default=None,
+                    help="comma-separated torch CPU thread counts (default: torch's)")
+    ap.add_argument("--precisions", default="fp32,bf16",
+                    help="comma-separated precisions timed side by side (fp32, bf16, auto)")
     ap.add_argument("--seconds", type=float, default=5.0, help="timed seconds per row")
     ap.add_argument("--size", type=int, default=19, help="board size")
     ap.add_argument("--device", default="cpu", help="cpu (default), auto, cuda, cuda:N")

@@ -30,6 +30,7 @@ class FrontOptions:
     device: str = "auto"
     batch: int = 128
     net_threads: int = 1
+    precision: str = "auto"         # the network's arithmetic: auto, fp32, bf16
 
 
 def _rank(text: str) -> int:
@@ -103,6 +104,9 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
                     help="network batch size of the prior worker (default %(default)s)")
     ap.add_argument("--net-threads", type=int, default=1,
                     help="CPU threads of the network when it runs on the CPU (default %(default)s)")
+    ap.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                    help="network arithmetic: bf16 where the GPU or CPU is fast at it (auto), "
+                         "or forced")
     args = ap.parse_args(argv)
     if args.max_nodes < 10_000:
         ap.error("--max-nodes must be at least 10000")
@@ -129,7 +133,7 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
         ap.error(str(e))
     return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval,
                                 network=network, device=args.device, batch=args.batch,
-                                net_threads=args.net_threads)
+                                net_threads=args.net_threads, precision=args.precision)
 
 
 def load_network(options: FrontOptions):
@@ -140,9 +144,10 @@ def load_network(options: FrontOptions):
     from nets.worker import PriorWorker
 
     path = DEFAULT_WEIGHTS if options.network == "default" else options.network
-    evaluator = PolicyEvaluator(path, options.device, options.net_threads)
-    logging.getLogger("engine").info("network %s (%s) on %s", evaluator.name, path,
-                                     evaluator.device)
+    evaluator = PolicyEvaluator(path, options.device, options.net_threads, options.precision)
+    logging.getLogger("engine").info("network %s (%s) on %s, %s (%s)", evaluator.name, path,
+                                     evaluator.device, evaluator.precision,
+                                     evaluator.precision_reason)
 
     def start_worker(queue):
         worker = PriorWorker(queue, evaluator, options.batch)

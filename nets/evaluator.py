@@ -17,6 +17,7 @@ import torch
 
 from engine.features import LEGAL, N_PLANES
 from nets.checkpoint import load_model
+from nets.precision import autocast, resolve as resolve_precision
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "small6.pt"
@@ -40,17 +41,20 @@ class PolicyEvaluator:
     probabilities, softmax over the points the LEGAL plane marks (others 0),
     point ``i * n + j`` = row ``i`` from the top, column ``j``.
 
-    On CUDA the input goes through a pinned host buffer and the network runs
-    under bf16 autocast; on the CPU in float32 with ``threads`` intra-op
+    On CUDA the input goes through a pinned host buffer.  ``precision``
+    (auto, fp32, bf16; nets/precision.py) picks bf16 autocast where the GPU
+    or the CPU is fast at it, float32 elsewhere; ``precision_reason`` says
+    why, for the log.  On the CPU the network uses ``threads`` intra-op
     threads (None: torch's default).  Calls are serialised by a lock, so the
     GTP thread (policy-only moves, root evaluations) and the prior worker
     may share one evaluator.
     """
 
     def __init__(self, path: str | Path = DEFAULT_WEIGHTS, device: str = "auto",
-                 threads: int | None = None):
+                 threads: int | None = None, precision: str = "auto"):
         self.path = str(path)
         self.device = pick_device(device)
+        self.precision, self.precision_reason = resolve_precision(precision, self.device)
         if self.device.type == "cpu" and threads is not None:
             torch.set_num_threads(max(1, int(threads)))
         self.model, self.metadata = load_model(self.path, self.device)
@@ -83,11 +87,8 @@ class PolicyEvaluator:
         with self._lock, torch.inference_mode():
             x = self._input(planes)
             legal = x[:, LEGAL].reshape(b, n * n) > 0
-            if self.device.type == "cuda":
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    logits = self.model(x, col.to(self.device))
-            else:
-                logits = self.model(x, col)
+            with autocast(self.device, self.precision):
+                logits = self.model(x, col.to(self.device))
             logits = logits.float().masked_fill(~legal, float("-inf"))
             probs = torch.softmax(logits, dim=-1)
             probs = torch.nan_to_num(probs, nan=0.0)     # rows with no legal point

@@ -64,11 +64,25 @@ POLICY_DEFAULTS = {
     "min_size": 9,
 }
 
+#: Defaults of the residual policy net (``arch = "res"``).
+RES_DEFAULTS = {
+    "arch": "res",
+    "in_planes": N_PLANES,
+    "blocks": 6,           # residual blocks of two kernel x kernel convolutions
+    "width": 64,
+    "first_kernel": 5,
+    "kernel": 3,
+    "max_size": 19,
+    "min_size": 9,
+}
+
 MODELS: dict[str, dict] = {
     # the 12-layer, 128-filter network of Maddison et al. (2015)
     "maddison12": dict(POLICY_DEFAULTS, layers=12, width=128),
     # a small net for CPU experiments and tests
     "small6": dict(POLICY_DEFAULTS, layers=6, width=64),
+    # residual trunk with batch norm: 13 convolutions of 64 filters
+    "res6": dict(RES_DEFAULTS, blocks=6, width=64),
 }
 
 
@@ -152,14 +166,45 @@ def color_index(color: torch.Tensor | int, batch: int, device) -> torch.Tensor:
 # the policy net
 
 
-class PolicyNet(nn.Module):
+class TwoSoftmaxNet(nn.Module):
+    """What every policy net shares: ``config`` (with ``min_size`` and
+    ``max_size``), ``both(x)`` -> logits (batch, 2, n, n) for black and white
+    to move, written by the subclass, and ``forward(x, color)`` picking the
+    player to move."""
+
+    def __init__(self, defaults: dict, config: dict):
+        super().__init__()
+        self.config = dict(defaults)
+        self.config.update(config)
+
+    def check_size(self, n: int) -> None:
+        lo, hi = int(self.config["min_size"]), int(self.config["max_size"])
+        if not lo <= n <= hi:
+            raise ValueError(f"board size {n} outside {lo}..{hi} for this model")
+
+    def check_input(self, x: torch.Tensor) -> None:
+        if x.dim() != 4 or x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"expected input (batch, planes, n, n), got {tuple(x.shape)}")
+        self.check_size(x.shape[-1])
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor, color) -> torch.Tensor:
+        """Logits (batch, n * n) of the player to move; color: 0 black, 1
+        white (an int for the whole batch or a (batch,) tensor)."""
+        out = self.both(x)
+        b, _, n, _ = out.shape
+        idx = color_index(color, b, out.device)
+        return out[torch.arange(b, device=out.device), idx].reshape(b, n * n)
+
+
+class PolicyNet(TwoSoftmaxNet):
     """Maddison et al.'s move-prediction CNN (see the module docstring)."""
 
     def __init__(self, config: dict):
-        super().__init__()
-        cfg = dict(POLICY_DEFAULTS)
-        cfg.update(config)
-        self.config = cfg
+        super().__init__(POLICY_DEFAULTS, config)
+        cfg = self.config
         layers, width = int(cfg["layers"]), int(cfg["width"])
         if layers < 1 or width < 1:
             raise ValueError(f"layers and width must be positive, got {layers}, {width}")
@@ -181,31 +226,68 @@ class PolicyNet(nn.Module):
             if isinstance(m, PositionBias):
                 nn.init.zeros_(m.bias)
 
-    def check_size(self, n: int) -> None:
-        lo, hi = int(self.config["min_size"]), int(self.config["max_size"])
-        if not lo <= n <= hi:
-            raise ValueError(f"board size {n} outside {lo}..{hi} for this model")
-
     def both(self, x: torch.Tensor) -> torch.Tensor:
         """Logits for both colours: (batch, 2, n, n)."""
-        if x.dim() != 4 or x.shape[-1] != x.shape[-2]:
-            raise ValueError(f"expected input (batch, planes, n, n), got {tuple(x.shape)}")
-        self.check_size(x.shape[-1])
+        self.check_input(x)
         for layer in self.trunk:
             x = F.relu(layer(x))
         return self.head(x)
 
-    def forward(self, x: torch.Tensor, color) -> torch.Tensor:
-        """Logits (batch, n * n) of the player to move; color: 0 black, 1
-        white (an int for the whole batch or a (batch,) tensor)."""
-        out = self.both(x)
-        b, _, n, _ = out.shape
-        idx = color_index(color, b, out.device)
-        return out[torch.arange(b, device=out.device), idx].reshape(b, n * n)
+
+class ResBlock(nn.Module):
+    """conv-BN-ReLU-conv-BN plus the input, then ReLU (He et al. 2016)."""
+
+    def __init__(self, width: int, kernel: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(width, width, kernel, padding=kernel // 2, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, kernel, padding=kernel // 2, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(x + self.bn2(self.conv2(y)))
+
+
+class ResPolicyNet(TwoSoftmaxNet):
+    """The policy net with a residual trunk: a first_kernel convolution with
+    batch norm, ``blocks`` residual blocks, and the same two-filter output
+    convolution with position biases as :class:`PolicyNet` (the position
+    bias lives only in the head: batch norm's shift takes its place in the
+    trunk)."""
+
+    def __init__(self, config: dict):
+        super().__init__(RES_DEFAULTS, config)
+        cfg = self.config
+        blocks, width = int(cfg["blocks"]), int(cfg["width"])
+        if blocks < 0 or width < 1:
+            raise ValueError(f"blocks must be >= 0 and width positive, got {blocks}, {width}")
+        k1, k = int(cfg["first_kernel"]), int(cfg["kernel"])
+        if k1 % 2 != 1 or k % 2 != 1:
+            raise ValueError(f"kernel sizes must be odd, got {k1}, {k}")
+        self.stem = nn.Conv2d(int(cfg["in_planes"]), width, k1, padding=k1 // 2, bias=False)
+        self.stem_bn = nn.BatchNorm2d(width)
+        self.blocks = nn.ModuleList(ResBlock(width, k) for _ in range(blocks))
+        self.head = ConvLayer(width, 2, 1, True, int(cfg["max_size"]))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+        for b in self.blocks:               # each block starts as the identity
+            nn.init.zeros_(b.bn2.weight)
+        nn.init.normal_(self.head.conv.weight, std=1.0 / math.sqrt(width) / 10)
+        nn.init.zeros_(self.head.pbias.bias)
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        x = F.relu(self.stem_bn(self.stem(x)))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
 
 
 ARCHITECTURES: dict[str, type[nn.Module]] = {
     "policy": PolicyNet,
+    "res": ResPolicyNet,
 }
 
 
@@ -229,6 +311,6 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-__all__ = ["MODELS", "POLICY_DEFAULTS", "ARCHITECTURES", "model_config", "build_model",
+__all__ = ["MODELS", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
            "masked_log_softmax", "count_parameters", "color_index"]

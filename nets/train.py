@@ -28,7 +28,9 @@ matplotlib is installed).  ``--resume`` continues from ``OUT/last.pt``;
 the batches are a function of (seed, process rank, step), so a resumed run
 sees the batches an uninterrupted run would have seen.
 
-Devices: CUDA when available (bf16 autocast), else CPU.  Under ``torchrun``
+Devices: CUDA when available, else CPU; ``--precision auto`` trains under
+bf16 autocast where the device is fast at it (nets/precision.py) and says
+which in its first log line.  Under ``torchrun``
 (``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` in the environment) the same command
 trains with DistributedDataParallel: ``--batch`` is the global batch, split
 evenly over the processes; rank 0 evaluates and writes the files.
@@ -64,6 +66,7 @@ from engine.features import FEATURE_VERSION, LEGAL, N_PLANES
 from nets import data as D
 from nets.checkpoint import load_checkpoint, save_checkpoint
 from nets.models import MODELS, count_parameters, model_config, model_from_config
+from nets.precision import PRECISIONS, resolve as resolve_precision, autocast as precision_autocast
 
 
 class TrainError(Exception):
@@ -103,6 +106,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--workers", type=int, default=None,
                     help="data loader processes (default: 0 on CPU, min(8, cores-1) on CUDA)")
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    ap.add_argument("--precision", choices=PRECISIONS, default="auto",
+                    help="bf16 autocast or float32; auto: bf16 on GPUs that support it and "
+                         "on CPUs with AMX or AVX-512 BF16 (nets/precision.py)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch CPU threads (default: torch's; 1 is often faster on a "
                          "busy machine)")
@@ -158,13 +164,14 @@ def pick_device(spec: str, local_rank: int) -> torch.device:
 
 
 class Progress:
-    """tqdm when installed, else a line every few seconds."""
+    """A tqdm bar when installed and stderr is a terminal, else a line every
+    few seconds (a log file of a background run stays readable)."""
 
     def __init__(self, total: int, start: int, enabled: bool, log_every: int | None):
         self.total, self.enabled, self.log_every = total, enabled, log_every
         self.bar = None
         self.last = time.time()
-        if enabled:
+        if enabled and sys.stderr.isatty():
             try:
                 from tqdm import tqdm
                 self.bar = tqdm(total=total, initial=start, unit="step", dynamic_ncols=True)
@@ -411,9 +418,10 @@ def train(args: argparse.Namespace) -> dict:
         net = DDP(net, device_ids=[device.index] if device.type == "cuda" else None)
 
     cuda = device.type == "cuda"
+    precision, why = resolve_precision(args.precision, device)
 
     def autocast():
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda)
+        return precision_autocast(device, precision)
 
     workers = args.workers if args.workers is not None else (
         min(8, max(0, (os.cpu_count() or 1) - 1)) if cuda else 0)
@@ -469,7 +477,7 @@ def train(args: argparse.Namespace) -> dict:
             f"{world} process(es), {workers} loader worker(s); {len(train_games)} training / "
             f"{len(val_games)} validation games, {len(val[1])} validation positions; "
             f"{args.optimizer} lr {base_lr:g}, halved at {halvings or 'never'}; "
-            f"features v{FEATURE_VERSION} ({N_PLANES} planes)")
+            f"features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})")
 
     def run_eval(train_loss):
         result = evaluate(model, val, device, autocast)

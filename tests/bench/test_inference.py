@@ -18,15 +18,17 @@ from bench import inference as I  # noqa: E402
 from engine.features import LEGAL, N_PLANES, ONES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-ROW = re.compile(r"^\| (?P<net>.+?) \| (?P<params>[\d,]+) \| (?P<batch>\d+) \| "
-                 r"(?P<pps>[\d,]+) \| (?P<ms>\d+\.\d\d) \|$")
+ROW = re.compile(r"^\| (?P<net>.+?) \| (?P<params>[\d,]+) \| (?P<threads>\d+) \| "
+                 r"(?P<batch>\d+) \| (?P<fp32>[\d,]+) \| (?P<bf16>[\d,]+) \| "
+                 r"(?P<ratio>\d+\.\d\d) \|$")
 
 
 def _rows(text: str) -> list[re.Match]:
     lines = text.strip().splitlines()
-    assert lines[0].startswith("PolicyEvaluator.evaluate, 19x19, device cpu, 1 torch thread(s)")
-    assert lines[1] == "| network | params | batch | positions/s | ms per batch |"
-    assert lines[2] == "|---|---:|---:|---:|---:|"
+    assert lines[0].startswith("PolicyEvaluator.evaluate, 19x19, device cpu (auto precision: ")
+    assert lines[1] == ("| network | params | threads | batch | fp32 pos/s | bf16 pos/s |"
+                        " bf16/fp32 |")
+    assert lines[2] == "|---|---:|---:|---:|---:|---:|---:|"
     rows = [ROW.match(line) for line in lines[3:]]
     assert all(rows), lines[3:]
     return rows
@@ -37,17 +39,17 @@ def test_default_checkpoint_and_registry_model(capsys) -> None:
     assert rc == 0
     (row,) = _rows(capsys.readouterr().out)
     assert row["net"].startswith("small6 (") and row["net"].endswith("small6.pt)")
-    assert row["params"] == "384,594" and row["batch"] == "1"
-    pps, ms = float(row["pps"].replace(",", "")), float(row["ms"])
-    assert pps > 0 and ms > 0
-    assert abs(pps * ms / 1e3 - 1) < 0.05          # batch 1: positions/s = 1000 / ms
+    assert row["params"] == "384,594" and row["batch"] == "1" and row["threads"] == "1"
+    fp32, bf16 = (float(row[k].replace(",", "")) for k in ("fp32", "bf16"))
+    assert fp32 > 0 and bf16 > 0
+    assert abs(bf16 / fp32 - float(row["ratio"])) < 0.05 * bf16 / fp32 + 0.01   # rounded cells
 
     rc = I.main(["--model", "small6", "--checkpoint", str(I.DEFAULT_WEIGHTS),
-                 "--batches", "1,3", "--seconds", "0.2", "--threads", "1"])
+                 "--batches", "1,3", "--seconds", "0.2", "--threads", "1,2"])
     assert rc == 0
     rows = _rows(capsys.readouterr().out)
-    assert [(r["net"].split()[0], r["batch"]) for r in rows] == \
-        [("small6", "1"), ("small6", "3"), ("small6", "1"), ("small6", "3")]
+    assert [(r["net"].split()[0], r["threads"], r["batch"]) for r in rows] == \
+        [("small6", t, b) for _ in range(2) for t in "12" for b in "13"]
     assert rows[0]["net"] == "small6 (untrained)"
 
 
@@ -67,7 +69,8 @@ def test_positions_are_real_planes() -> None:
     (["--batches", "1,x"], "--batches must be"),
     (["--batches", "0"], "--batches must be"),
     (["--seconds", "0"], "--seconds must be positive"),
-    (["--threads", "0"], "--threads must be at least 1"),
+    (["--threads", "0"], "--threads must be comma-separated positive integers"),
+    (["--precisions", "fp16"], "--precisions must be"),
 ])
 def test_bad_input_exits_2(argv, message, tmp_path, capsys) -> None:
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]

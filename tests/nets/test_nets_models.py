@@ -7,8 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from engine.features import N_PLANES  # noqa: E402
-from nets.models import (MODELS, PolicyNet, build_model, count_parameters,  # noqa: E402
-                         masked_log_softmax, model_config)
+from nets.models import (MODELS, PolicyNet, ResPolicyNet, build_model,  # noqa: E402
+                         count_parameters, masked_log_softmax, model_config)
 
 
 def test_registry_configs() -> None:
@@ -104,3 +104,41 @@ def test_gradients_flow_to_position_biases() -> None:
     g = net.trunk[0].pbias.bias.grad
     assert g is not None and g[:, :9, :9].abs().sum() > 0
     assert g[:, 9:, :].abs().sum() == 0 and g[:, :, 9:].abs().sum() == 0
+
+
+def test_residual_net_structure_and_start() -> None:
+    """res6: a 5x5 stem, 6 blocks of two 3x3 convolutions with batch norm,
+    the two-filter head with position biases; every block starts as the
+    identity (its second batch norm's scale is zero)."""
+    net = build_model("res6")
+    assert isinstance(net, ResPolicyNet)
+    convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert len(convs) == 1 + 2 * 6 + 1
+    assert convs[0].kernel_size == (5, 5) and convs[0].in_channels == N_PLANES
+    assert all(c.kernel_size == (3, 3) and c.out_channels == 64 for c in convs[1:-1])
+    assert convs[-1].out_channels == 2 and net.head.pbias.bias.shape == (2, 19, 19)
+    assert all(not b.bn2.weight.detach().any() for b in net.blocks)
+    x = torch.rand(3, N_PLANES, 13, 13)
+    net.eval()
+    both = net.both(x)
+    assert both.shape == (3, 2, 13, 13)
+    assert torch.allclose(net(x, torch.tensor([1, 0, 1]))[1], both[1, 0].reshape(-1))
+    with pytest.raises(ValueError, match="size 7"):
+        net(torch.zeros(1, N_PLANES, 7, 7), 0)
+    with pytest.raises(ValueError, match="unknown config key"):
+        build_model("res6", layers=3)
+
+
+def test_residual_net_checkpoint_round_trip(tmp_path) -> None:
+    from nets.checkpoint import load_model, save_checkpoint
+
+    torch.manual_seed(1)
+    net = build_model("res6", blocks=2, width=8)
+    net.train()
+    net(torch.rand(4, N_PLANES, 9, 9), 0)          # moves the batch-norm statistics
+    net.eval()
+    path = save_checkpoint(tmp_path / "r.pt", net)
+    again, meta = load_model(path)
+    x = torch.rand(2, N_PLANES, 9, 9)
+    assert meta["config"]["arch"] == "res" and meta["config"]["blocks"] == 2
+    assert torch.equal(again(x, 0), net(x, 0))
