@@ -120,10 +120,12 @@ class Player:
             raise ValueError("unacceptable size")
         self.game.reset(n)
         self.search.clear()
+        self.last_result = None         # a search of another board
 
     def clear(self) -> None:
         self.game.reset()
         self.search.clear()
+        self.last_result = None
 
     def set_komi(self, komi: float) -> None:
         check_komi(komi)
@@ -396,6 +398,7 @@ class Player:
             raise ValueError(f"cannot load {path}: {e} in the game record") from None
         self.game = game
         self.search.clear()
+        self.last_result = None
         return "b" if game.to_move == BLACK else "w"
 
     def printsgf(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from gtp.commands import AnalysisRequest, MoveFilter
 from gtp.registry import Stream
 
 ARGS = ["--rollouts", "200", "--seed", "1", "--quiet", "--max-nodes", "20000"]
+SGF = Path(__file__).resolve().parents[1] / "data" / "sgf"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -347,6 +349,13 @@ def test_describe_and_explain() -> None:
     explained = a.explain_last_move()
     assert explained.startswith(f"{a.player.last_result.sims} rollouts in ")
     assert "winrate" in explained and "best line" in explained
+    # a new game has no last move (the fuzzer found the old one named on a
+    # 25x25 board, past the letters)
+    for new_game in (lambda: a.player.set_board_size(25), a.player.clear,
+                     lambda: a.player.loadsgf(str(SGF / "tiny5.sgf"))):
+        a.genmove("b")
+        new_game()
+        assert a.explain_last_move() == ""
 
 
 # -- through the registry (what engine/gtp.py wires) --------------------------
