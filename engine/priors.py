@@ -51,7 +51,7 @@ from numba import njit
 from engine.board import PASS, S_TO_MOVE
 from engine.features import HISTORY_USED, N_PLANES, compute_planes, make_scratch
 from engine.tree import (EXPANDED, F_POLICY, F_PRIOR_N, F_PRIOR_W, NN_PENDING,
-                         NN_READY, T_FIRST, T_MOVE, T_NCHILD, T_STATE)
+                         NN_READY, T_MOVE, T_STATE, child_block)
 
 RING = 64                 # request slots per search thread
 NN_VISITS_MAX = 1 << 12   # the back-pressure threshold never goes above this
@@ -106,13 +106,12 @@ def write_policy(ti, tf, node, probs, w, n, equiv):
     moves the tree searches), and stored raw in F_POLICY for displays."""
     if ti[T_STATE, node] != NN_PENDING:
         return False
-    first = ti[T_FIRST, node]
-    nc = ti[T_NCHILD, node]
+    first, nc = child_block(ti, node)
     total = 0.0
     best = 0.0
     for k in range(first, first + nc):
         m = ti[T_MOVE, k]
-        if m >= 0:
+        if w <= m < w * w - w:
             p = probs[(m // w - 1) * n + m % w - 1]
             total += p
             if p > best:
@@ -120,7 +119,7 @@ def write_policy(ti, tf, node, probs, w, n, equiv):
     if total > 0.0:
         for k in range(first, first + nc):
             m = ti[T_MOVE, k]
-            if m >= 0:
+            if w <= m < w * w - w:      # a point of the board (not pass)
                 p = probs[(m // w - 1) * n + m % w - 1]
                 tf[F_POLICY, k] = p / total
                 tf[F_PRIOR_N, k] += equiv

@@ -35,7 +35,7 @@ from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
 from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
                          F_PRIOR_W, F_VISITS, F_WINS, NN_PENDING, NN_READY, NO_NODE, ROOT,
                          T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
-                         init_node, settle)
+                         child_block, init_node, settle)
 
 log = logging.getLogger("engine")
 
@@ -168,14 +168,14 @@ def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
 
 @njit(nogil=True, cache=True)
 def select_child(ti, tf, node, params):
-    """The child maximising UCT + RAVE with priors and virtual loss."""
-    first = ti[T_FIRST, node]
-    n = ti[T_NCHILD, node]
+    """The child maximising UCT + RAVE with priors and virtual loss (NO_NODE
+    when there is none)."""
+    first, n = child_block(ti, node)
     c_explore = params[P_C_EXPLORE]
     equiv = params[P_RAVE_EQUIV]
     vloss = params[P_VLOSS]
     ln_parent = math.log(tf[F_VISITS, node] + 1.0)
-    best = first
+    best = NO_NODE
     best_v = -1e30
     for i in range(first, first + n):
         nn = tf[F_VISITS, i] + tf[F_PRIOR_N, i] + ti[T_VLOSS, i] * vloss
@@ -240,7 +240,7 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
                                rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
                     counters[C_DEFERRED] += 1
             child = select_child(ti, tf, node, params)
-            move = ti[T_MOVE, child]
+            move = PASS - 1 if child == NO_NODE else ti[T_MOVE, child]
             if move < PASS or move >= npts or not is_legal(b, s, move, s[S_TO_MOVE]):
                 # a tree that does not fit the board it is played on (a bug:
                 # tree reuse keeps them in step); playing the move would
@@ -285,14 +285,13 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
                 ti[T_VLOSS, nd] -= 1
             else:
                 tf[F_VISITS, nd] += 1.0
-            nc = ti[T_NCHILD, nd]
+            f0, nc = child_block(ti, nd)
             if nc > 0:
                 cd = root_c if d % 2 == 0 else 3 - root_c
                 win = 1.0 if winner == cd else 0.0
-                f0 = ti[T_FIRST, nd]
                 for k in range(f0, f0 + nc):
                     m = ti[T_MOVE, k]
-                    if m >= 0:
+                    if 0 <= m < npts:
                         fi = first_idx[m]
                         if fi >= 0 and (fi - d) % 2 == 0:
                             tf[F_AMAF_N, k] += 1.0

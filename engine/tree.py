@@ -54,6 +54,17 @@ def init_node(ti, tf, i, move, parent):
 
 
 @njit(nogil=True, cache=True)
+def child_block(ti, node):
+    """(first, n) of ``node``'s children, clamped to the pool, so that a
+    scan of them stays inside it whatever a corrupted node says."""
+    first = ti[T_FIRST, node]
+    n = ti[T_NCHILD, node]
+    if first <= 0 or n <= 0:
+        return 0, 0
+    return first, min(n, ti.shape[1] - first)
+
+
+@njit(nogil=True, cache=True)
 def copy_subtree(si, sf, root, di, df):
     """Copy the subtree under ``root`` of pool (si, sf) into pool (di, df)
     with ``root`` at index 0, children blocks kept contiguous.  Returns the
@@ -70,8 +81,7 @@ def copy_subtree(si, sf, root, di, df):
     cap = di.shape[1]
     while head < used:
         s = src_of[head]
-        n = si[T_NCHILD, s]
-        first = si[T_FIRST, s]
+        first, n = child_block(si, s)
         if n > 0 and used + n <= cap:
             di[T_FIRST, head] = used
             for k in range(n):
@@ -109,17 +119,15 @@ def settle(ti, tf, used):
     while head < end:
         node = order[head]
         head += 1
-        n = ti[T_NCHILD, node]
-        first = ti[T_FIRST, node]
+        first, n = child_block(ti, node)
         for k in range(first, first + n):
             if end < used:
                 order[end] = k
                 end += 1
     for j in range(end - 1, -1, -1):
         node = order[j]
-        n = ti[T_NCHILD, node]
+        first, n = child_block(ti, node)
         if n > 0:
-            first = ti[T_FIRST, node]
             total = 0.0
             for k in range(first, first + n):
                 total += tf[F_VISITS, k]
