@@ -57,8 +57,8 @@ class PolicyEvaluator:
         self.precision, self.precision_reason = resolve_precision(precision, self.device)
         if self.device.type == "cpu" and threads is not None:
             torch.set_num_threads(max(1, int(threads)))
-        self.model, self.metadata = load_model(self.path, self.device)
-        self.model.eval()
+        model, self.metadata = load_model(self.path, self.device)
+        self.model = model.for_inference()
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
         self.name = str(self.metadata.get("model", cfg.get("name", "policy")))

@@ -142,3 +142,27 @@ def test_residual_net_checkpoint_round_trip(tmp_path) -> None:
     x = torch.rand(2, N_PLANES, 9, 9)
     assert meta["config"]["arch"] == "res" and meta["config"]["blocks"] == 2
     assert torch.equal(again(x, 0), net(x, 0))
+
+
+def test_folding_batch_norm_keeps_the_function() -> None:
+    """for_inference folds each batch norm into its convolution: the same
+    logits (to float rounding) with no BatchNorm2d left; the net it came
+    from is untouched.  A plain net is returned as it is, in eval mode."""
+    torch.manual_seed(2)
+    net = build_model("res6", blocks=2, width=8)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.normal_(0, 0.2)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.normal_(0, 0.2)
+    net.eval()
+    fast = net.for_inference()
+    x = torch.rand(3, N_PLANES, 13, 13)
+    assert torch.allclose(fast(x, torch.tensor([0, 1, 0])), net(x, torch.tensor([0, 1, 0])),
+                          atol=1e-4)
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in fast.modules())
+    assert any(isinstance(m, torch.nn.BatchNorm2d) for m in net.modules())
+    plain = build_model("small6", width=4, layers=2).train()
+    assert plain.for_inference() is plain and not plain.training
