@@ -442,7 +442,10 @@ def fuzz(seed: int, lines: int, engine_cmd: list[str], workdir: Path, deadline: 
                 res.internal_errors += 1
                 note(f"internal error: {block[0][:120]!r}")
 
-    for _ in range(lines):
+    for i in range(lines):
+        if log and i and i % 10000 == 0:
+            log(f"seed {seed}: {i:,} lines, {res.commands:,} commands answered, "
+                f"{time.monotonic() - started:.0f} s")
         line = maker.line()
         recent = (recent + [line[:120]])[-20:]
         res.lines += 1
