@@ -501,19 +501,10 @@ def train(args: argparse.Namespace) -> dict:
     window_t, window_steps = time.time(), 0
     it = iter(loader)
     while step < args.steps:
-        x, y, c = next(it)
-        x = x.to(device, non_blocking=True).float()
-        y = y.to(device, non_blocking=True)
-        c = c.to(device, non_blocking=True)
         lr = lr_at(step, base_lr, halvings)
         for g in opt.param_groups:
             g["lr"] = lr
-        with autocast():
-            logits = net(x, c)
-        loss = F.cross_entropy(logits.float(), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        loss = train_step(net, opt, *next(it), device, autocast)
         step += 1
         loss_sum += loss.detach()
         loss_n += 1
@@ -548,6 +539,21 @@ def train(args: argparse.Namespace) -> dict:
         torch.distributed.destroy_process_group()
     elapsed = time.time() - t_start
     return {"step": step, "rows": rows, "seconds": elapsed}
+
+
+def train_step(net, opt, x, y, c, device, autocast) -> torch.Tensor:
+    """One optimiser step on a batch (x uint8 planes, y moves, c colours);
+    returns the loss (a tensor: reading it would wait for the device)."""
+    x = x.to(device, non_blocking=True).float()
+    y = y.to(device, non_blocking=True)
+    c = c.to(device, non_blocking=True)
+    with autocast():
+        logits = net(x, c)
+    loss = F.cross_entropy(logits.float(), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
 
 
 def plot_main(argv: list[str]) -> int:

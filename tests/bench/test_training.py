@@ -1,0 +1,44 @@
+"""Quick checks of bench.training: the table of a tiny run on a synthetic
+cache, and the exit status of bad input."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from bench import training  # noqa: E402
+from nets import data as D  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nets"))
+from nets_helpers import make_sgf_dir  # noqa: E402
+
+ROW = re.compile(r"^\| small6 \| 384,594 \| (?P<threads>\d) \| (?P<fp32>[\d,]+) \| "
+                 r"(?P<bf16>[\d,]+) \| \d+\.\d\d \|$")
+
+
+def test_tiny_run_prints_one_row_per_thread_count(tmp_path, capsys) -> None:
+    make_sgf_dir(tmp_path / "games", n_good=6, n_moves=40)
+    cache = tmp_path / "cache.npz"
+    D.build_cache(tmp_path / "games", cache, val_fraction=0.2, workers=1, log=None)
+    assert training.main([str(cache), "--models", "small6", "--threads", "1,2",
+                          "--seconds", "0.3", "--batch", "8"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith(f"nets.train steps on {cache} (6 games), batch 8, Adam")
+    assert lines[1] == "| network | params | threads | fp32 pos/s | bf16 pos/s | bf16/fp32 |"
+    rows = [ROW.match(line) for line in lines[3:]]
+    assert all(rows) and [r["threads"] for r in rows] == ["1", "2"], lines
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{tmp}/missing.npz"], "missing.npz does not exist"),
+    (["{tmp}/missing.npz", "--models", "nosuch"], "unknown model name"),
+    (["{tmp}/missing.npz", "--threads", "0"], "--threads must be"),
+])
+def test_bad_input_exits_2(argv, message, tmp_path, capsys) -> None:
+    assert training.main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    assert message in capsys.readouterr().err
