@@ -120,6 +120,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """TrainError naming the first option out of its range."""
+    if args.lr is not None and not (math.isfinite(args.lr) and args.lr > 0):
+        raise TrainError(f"--lr must be a positive number, got {args.lr}")
+    if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0):
+        raise TrainError(f"--weight-decay must be a number >= 0, got {args.weight_decay}")
+    for name in ("val_positions", "positions_per_game", "threads", "checkpoint_every"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise TrainError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    if args.workers is not None and args.workers < 0:
+        raise TrainError(f"--workers must be at least 0, got {args.workers}")
+
+
 def halve_points(spec: str | None, steps: int) -> list[int]:
     if spec is None:
         return sorted({steps // 2, (3 * steps) // 4} - {0})
@@ -322,10 +336,11 @@ def resolve_data(spec: str, out: Path, seed: int, is_main: bool) -> D.GameCache:
 
 
 def train(args: argparse.Namespace) -> dict:
+    check_options(args)
     rank, world, local_rank = distributed()
     is_main = rank == 0
     if args.threads is not None:
-        torch.set_num_threads(max(1, args.threads))
+        torch.set_num_threads(args.threads)
     device = pick_device(args.device, local_rank)
     if world > 1:
         import torch.distributed as dist

@@ -124,3 +124,15 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
     assert [r["step"] for r in _metrics(out)] == [0, 2, 4]
     m = load_checkpoint(out / "last.pt").metadata
     assert m["steps"] == 4 and m["train_state"]["world_size"] == 2
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--lr", "nan"), ("--lr", "-1"), ("--weight-decay", "inf"), ("--val-positions", "-5"),
+    ("--positions-per-game", "0"), ("--threads", "0"), ("--checkpoint-every", "0"),
+    ("--workers", "-1")])
+def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
+    code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
+                   option, value])
+    assert code == 2
+    assert f"error: {option} must be" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
