@@ -25,6 +25,7 @@ else runs on the machine; the header says which machine produced them.
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import os
 import platform
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:
         ap.error(f"--sizes: expected numbers like 9,19, got {args.sizes!r}")
-    if args.seconds <= 0 or args.threads < 1 or args.batch < 1 or args.net_threads < 1:
+    if not 0 < args.seconds < math.inf or args.threads < 1 or args.batch < 1 or args.net_threads < 1:
         ap.error("--seconds, --threads, --batch and --net-threads must be positive")
     from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
 

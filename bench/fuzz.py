@@ -43,6 +43,7 @@ a few thousand lines.
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import os
 import queue
@@ -511,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=None, help="scratch folder (default: a temporary one)")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args(argv)
-    if args.lines < 1 or args.deadline <= 0:
+    if args.lines < 1 or not 0 < args.deadline < math.inf:
         ap.error("--lines and --deadline must be positive")
     try:
         engine_cmd = shlex.split(args.engine)

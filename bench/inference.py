@@ -40,6 +40,7 @@ arguments.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 import time
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     batches = parse_counts(args.batches)
     threads_list = parse_counts(args.threads, "--threads") if args.threads else [None]
     precisions = parse_precisions(args.precisions)
-    if args.seconds <= 0:
+    if not 0 < args.seconds < math.inf:
         raise BenchError(f"--seconds must be positive, got {args.seconds}")
     if not 2 <= args.size <= 25:
         raise BenchError(f"--size must be in 2..25, got {args.size}")

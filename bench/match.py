@@ -718,9 +718,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--games must be at least 1")
     if not 2 <= args.size <= 25:
         ap.error("--size must be between 2 and 25")
+    if not abs(args.komi) <= 1000:
+        ap.error("--komi must be a number from -1000 to 1000")
     if args.parallel < 1:
         ap.error("--parallel must be at least 1")
-    if args.timeout <= 0 or args.startup_timeout <= 0:
+    if not (0 < args.timeout < math.inf and 0 < args.startup_timeout < math.inf):
         ap.error("timeouts must be positive")
     try:
         engine, opponent = split_command(args.engine), split_command(args.opponent)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 
 import numpy as np
@@ -37,6 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=5.0, help="time per board size")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args(argv)
+    if not 0 < args.seconds < math.inf:
+        ap.error("--seconds must be positive")
     rows = [measure(n, args.seconds) for n in (9, 19)]
     print(f"{'board':>6} {'playouts':>9} {'seconds':>8} {'playouts/s':>11} {'mean B-W':>9}")
     for r in rows:

@@ -23,6 +23,7 @@ the machine; the header says which machine and command produced them.
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import os
 import platform
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated board sizes (default 9,19)")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args(argv)
-    if args.seconds <= 0:
+    if not 0 < args.seconds < math.inf:
         ap.error("--seconds must be positive")
     if any(not 2 <= n <= MAX_SIZE for n in args.sizes):
         ap.error(f"--sizes must be between 2 and {MAX_SIZE}")

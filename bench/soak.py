@@ -50,6 +50,7 @@ stays flat.  Linux only (``/proc``).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shlex
 import sys
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds for the first answer, which waits for start-up "
                          "(default %(default)s)")
     args = ap.parse_args(argv)
-    if args.seconds <= 0 or args.sample <= 0:
+    if not (0 < args.seconds < math.inf and 0 < args.sample < math.inf):
         ap.error("--seconds and --sample must be positive")
     if not 2 <= args.size <= 25:
         ap.error("--size must be between 2 and 25")

@@ -20,6 +20,7 @@ precision, ratio of the last precision to the first).  Exit status 2 with
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                          f"(known: {', '.join(sorted(MODELS))})")
     threads = parse_counts(args.threads, "--threads")
     precisions = parse_precisions(args.precisions)
-    if args.seconds <= 0 or args.batch < 1:
+    if not 0 < args.seconds < math.inf or args.batch < 1:
         raise BenchError("--seconds and --batch must be positive")
     if not Path(args.cache).is_file():
         raise BenchError(f"cache file {args.cache} does not exist")
