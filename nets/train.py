@@ -26,7 +26,12 @@ optimizer, metadata), ``OUT/best.pt`` when top-1 improved, a line is added
 to ``OUT/metrics.jsonl`` and ``OUT/curves.png`` is redrawn (when
 matplotlib is installed).  ``--resume`` continues from ``OUT/last.pt``;
 the batches are a function of (seed, process rank, step), so a resumed run
-sees the batches an uninterrupted run would have seen.
+sees the batches an uninterrupted run would have seen.  ``--resume-from
+CKPT`` continues a run saved elsewhere (a committed checkpoint with its
+optimizer state, e.g. ``nets/weights/res6.pt``, its ``res6.metrics.jsonl``
+seeding OUT's curves) in a fresh OUT.  ``--minutes M`` stops the run at the
+first step boundary after M minutes, evaluated and checkpointed, so that
+a run fits a time slot (a session, a GPU call) and the next one resumes it.
 
 Devices: CUDA when available, else CPU; ``--precision auto`` trains under
 bf16 autocast where the device is fast at it (nets/precision.py) and says
@@ -54,6 +59,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -114,6 +120,13 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "busy machine)")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    ap.add_argument("--resume-from", default=None, metavar="CKPT",
+                    help="when OUT holds no run yet, continue the run saved in CKPT (e.g. the "
+                         "committed nets/weights/res6.pt: weights, optimizer, step, schedule); "
+                         "a CKPT-stem.metrics.jsonl beside it seeds OUT's metrics")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop after this many minutes at a step boundary, evaluated and "
+                         "checkpointed (resume later with --resume)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--log-every", type=int, default=None,
                     help="progress line every N steps (default: about every 10 s)")
@@ -132,6 +145,10 @@ def check_options(args: argparse.Namespace) -> None:
             raise TrainError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     if args.workers is not None and args.workers < 0:
         raise TrainError(f"--workers must be at least 0, got {args.workers}")
+    if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
+        raise TrainError(f"--minutes must be a positive number, got {args.minutes}")
+    if args.resume_from is not None and not Path(args.resume_from).is_file():
+        raise TrainError(f"--resume-from: checkpoint file {args.resume_from} does not exist")
 
 
 def halve_points(spec: str | None, steps: int) -> list[int]:
@@ -363,6 +380,11 @@ def train(args: argparse.Namespace) -> dict:
             raise TrainError(f"{out} already holds a run ({last}): pass --resume to "
                              f"continue it or choose another --out")
         ck = load_checkpoint(last)
+    elif args.resume_from is not None:
+        ck = load_checkpoint(args.resume_from)
+        seed_metrics = Path(args.resume_from).with_suffix(".metrics.jsonl")
+        if is_main and seed_metrics.is_file():
+            shutil.copyfile(seed_metrics, out / "metrics.jsonl")
     elif args.resume and is_main:
         print(f"nothing to resume in {out}: starting a new run", file=sys.stderr)
 
@@ -515,6 +537,7 @@ def train(args: argparse.Namespace) -> dict:
     loss_n = 0
     window_t, window_steps = time.time(), 0
     it = iter(loader)
+    deadline = None if args.minutes is None else t_start + 60.0 * args.minutes
     while step < args.steps:
         lr = lr_at(step, base_lr, halvings)
         for g in opt.param_groups:
@@ -529,7 +552,12 @@ def train(args: argparse.Namespace) -> dict:
         if now - window_t >= 10:
             window_t, window_steps = now, 0
         progress.update(step, lambda: f"loss {loss.item():.4f} lr {lr:.4g} {speed:.0f} pos/s")
-        evaluate_now = step % args.eval_every == 0 or step == args.steps
+        out_of_time = deadline is not None and time.time() >= deadline
+        if deadline is not None and world > 1:      # every process stops at the same step
+            flag = torch.tensor([float(out_of_time)], device=device)
+            torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+            out_of_time = bool(flag.item())
+        evaluate_now = step % args.eval_every == 0 or step == args.steps or out_of_time
         if evaluate_now or (args.checkpoint_every and step % args.checkpoint_every == 0):
             train_loss = None
             if loss_n:
@@ -548,6 +576,10 @@ def train(args: argparse.Namespace) -> dict:
                 loss_n = 0
             if world > 1:
                 torch.distributed.barrier()
+        if out_of_time:
+            progress.write(f"--minutes {args.minutes:g} spent at step {step}: stopped "
+                           f"(continue with --resume)")
+            break
     progress.close()
     del it
     if world > 1:

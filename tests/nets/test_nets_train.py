@@ -136,3 +136,26 @@ def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> 
     assert code == 2
     assert f"error: {option} must be" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_minutes_stop_a_run_that_resume_from_continues(cache, tmp_path) -> None:
+    """--minutes stops at a step boundary with a checkpoint and a metrics
+    row; --resume-from continues that checkpoint in a fresh folder, at its
+    step, with its metrics."""
+    first = tmp_path / "first"
+    assert T.main(["--data", str(cache), "--out", str(first), "--steps", "100000",
+                   "--eval-every", "100000", "--minutes", "0.05", *TINY]) == 0
+    ck = load_checkpoint(first / "last.pt")
+    step = ck.metadata["train_state"]["step"]
+    assert 0 < step < 100000 and ck.optimizer is not None
+    assert _metrics(first)[-1]["step"] == step
+    shipped = tmp_path / "weights" / "tiny.pt"
+    shipped.parent.mkdir()
+    shipped.write_bytes((first / "last.pt").read_bytes())
+    (shipped.parent / "tiny.metrics.jsonl").write_text((first / "metrics.jsonl").read_text())
+    second = tmp_path / "second"
+    assert T.main(["--data", str(cache), "--out", str(second), "--steps", str(step + 3),
+                   "--eval-every", "1000", "--resume-from", str(shipped), *TINY]) == 0
+    rows = _metrics(second)
+    assert [r["step"] for r in rows] == [r["step"] for r in _metrics(first)] + [step + 3]
+    assert load_checkpoint(second / "last.pt").metadata["train_state"]["step"] == step + 3
