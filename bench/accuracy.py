@@ -6,6 +6,10 @@
 
 ``DATA_DIR`` (default ``data/test19``, the held-out Tom.com games; the KGS
 held-out set is ``data/test19_kgs``) is searched recursively for ``*.sgf``.
+It may also be a game cache of them (``python -m nets.data build
+data/test19 test19.npz --val-fraction 0``, a file ending in ``.npz``): every
+game of it counts (``--games`` does not apply), and sgfmill is not needed,
+as on a lent GPU machine.
 
 Which positions:
 
@@ -183,8 +187,14 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
         raise AccuracyError("--positions must be at least 1")
     if games is None and positions is None:
         positions = DEFAULT_POSITIONS
+    from_cache = Path(data_dir).suffix == ".npz"
     try:
-        files = D.find_sgf_files(data_dir)          # fails fast on an empty folder
+        if from_cache:          # a game cache made by nets.data build (no sgfmill needed)
+            if not Path(data_dir).is_file():
+                raise AccuracyError(f"cache file {data_dir} does not exist")
+            files = []
+        else:
+            files = D.find_sgf_files(data_dir)      # fails fast on an empty folder
     except D.DataError as e:
         raise AccuracyError(str(e)) from None
     try:
@@ -198,14 +208,19 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
     workers = threads if threads is not None else torch.get_num_threads()
 
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
-        cache_path = Path(tmp) / "games.npz"
-        try:
-            built = D.build_cache(data_dir, cache_path, limit=games, val_fraction=0.0,
-                                  seed=seed, workers=workers, log=log)
-            cache = D.load_cache(cache_path)
-        except D.DataError as e:
-            raise AccuracyError(str(e)) from None
+    try:
+        if from_cache:
+            cache = D.load_cache(data_dir)
+            built = {"files": cache.n_games, **cache.summary}
+            files = range(cache.n_games)
+        else:
+            with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
+                cache_path = Path(tmp) / "games.npz"
+                built = D.build_cache(data_dir, cache_path, limit=games, val_fraction=0.0,
+                                      seed=seed, workers=workers, log=log)
+                cache = D.load_cache(cache_path)
+    except D.DataError as e:
+        raise AccuracyError(str(e)) from None
     build_s = time.perf_counter() - t0
     try:
         model.check_size(cache.size)

@@ -166,3 +166,22 @@ def test_errors_name_the_path(setup, tmp_path, capsys) -> None:
     write_sgf(unusable / "small.sgf", random_game(1, 10, size=9), size=9)
     _fails([ck, str(unusable)], capsys, str(unusable), "no usable game")
     _fails([ck, games, "--positions", "0"], capsys, "--positions")
+
+
+def test_a_game_cache_counts_as_its_games(setup) -> None:
+    """A .npz cache of the games (as carried to a GPU machine without
+    sgfmill) gives the numbers the SGF folder gives; --compare-precision
+    reports fp32 and bf16 with their top-1 agreement."""
+    cache = setup["root"] / "games.npz"
+    D.build_cache(setup["games"], cache, val_fraction=0.0, workers=1, log=None)
+    kw = dict(positions=50, seed=2, batch=16, threads=1, precision="fp32", log=None)
+    from_sgf = A.evaluate(setup["ck"], setup["games"], **kw)
+    from_npz = A.evaluate(setup["ck"], cache, **kw)
+    for key in ("positions", "games", "top1", "top5", "top10", "log_loss"):
+        assert from_npz[key] == from_sgf[key], key
+    both = A.evaluate(setup["ck"], cache, positions=50, seed=2, batch=16, threads=1,
+                      compare=True, log=None)
+    assert both["precision"] == "bf16" and both["fp32"]["top1"] == from_sgf["top1"]
+    assert 0.9 <= both["top1_agreement"]["rate"] <= 1.0
+    with pytest.raises(A.AccuracyError, match="missing.npz"):
+        A.evaluate(setup["ck"], setup["root"] / "missing.npz", log=None)
