@@ -108,6 +108,24 @@ def parse_precisions(text: str) -> list[str]:
     return out
 
 
+def speed_table_head(columns: list[str], precisions: list[str]) -> str:
+    """The Markdown head of a table of positions/s per precision, with the
+    ratio of the last precision to the first when there are several."""
+    cells = columns + [f"{p} pos/s" for p in precisions]
+    if len(precisions) > 1:
+        cells.append(f"{precisions[-1]}/{precisions[0]}")
+    align = "|---|" + "---:|" * (len(cells) - 1)
+    return "| " + " | ".join(cells) + " |\n" + align
+
+
+def speed_table_row(cells: list, speeds: list[float]) -> str:
+    """One row of that table: the leading cells, the speeds, the ratio."""
+    out = [str(c) for c in cells] + [f"{v:,.0f}" for v in speeds]
+    if len(speeds) > 1:
+        out.append(f"{speeds[-1] / speeds[0]:.2f}")
+    return "| " + " | ".join(out) + " |"
+
+
 def time_batch(evaluator, x: np.ndarray, colors: np.ndarray, batch: int,
                seconds: float) -> dict:
     """Calls of one batch for ``seconds`` (after 3 warm-up calls)."""
@@ -182,10 +200,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                 print(f"PolicyEvaluator.evaluate, {args.size}x{args.size}, device {ev.device} "
                       f"(auto precision: {auto[0]}, {auto[1]}), {args.seconds:g} s per cell, "
                       f"torch {torch.__version__}", flush=True)
-                head = " | ".join(f"{p} pos/s" for p in precisions)
-                ratio = f" {precisions[-1]}/{precisions[0]} |" if len(precisions) > 1 else ""
-                print(f"| network | params | threads | batch | {head} |{ratio}")
-                print("|---|---:|---:|---:|" + "---:|" * (len(precisions) + bool(ratio)),
+                print(speed_table_head(["network", "params", "threads", "batch"], precisions),
                       flush=True)
             params = count_parameters(ev.model)
             for threads in threads_list:
@@ -201,9 +216,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                                  precision=ev.precision)
                         rows.append(r)
                         speeds.append(r["positions_per_s"])
-                    cells = " | ".join(f"{v:,.0f}" for v in speeds)
-                    tail = f" {speeds[-1] / speeds[0]:.2f} |" if ratio else ""
-                    print(f"| {label} | {params:,} | {shown} | {batch} | {cells} |{tail}",
+                    print(speed_table_row([label, f"{params:,}", shown, batch], speeds),
                           flush=True)
             del ev
     return rows

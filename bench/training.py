@@ -27,7 +27,8 @@ from pathlib import Path
 
 import torch
 
-from bench.inference import BenchError, parse_counts, parse_precisions
+from bench.inference import (BenchError, parse_counts, parse_precisions, speed_table_head,
+                             speed_table_row)
 from nets import data as D
 from nets.models import MODELS, build_model, count_parameters
 from nets.precision import autocast, resolve as resolve_precision
@@ -83,10 +84,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     print(f"nets.train steps on {args.cache} ({cache.n_games:,} games), batch {args.batch}, "
           f"Adam, features included, {args.seconds:g} s per cell (auto precision: {auto[0]}, "
           f"{auto[1]}), torch {torch.__version__}", flush=True)
-    ratio = len(precisions) > 1
-    print("| network | params | threads | " + " | ".join(f"{p} pos/s" for p in precisions)
-          + " |" + (f" {precisions[-1]}/{precisions[0]} |" if ratio else ""))
-    print("|---|---:|---:|" + "---:|" * (len(precisions) + ratio), flush=True)
+    print(speed_table_head(["network", "params", "threads"], precisions), flush=True)
     rows = []
     for model in models:
         params = count_parameters(build_model(model))
@@ -99,9 +97,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                 rows.append({"model": model, "threads": t, "precision": precision,
                              "positions_per_s": speed})
                 speeds.append(speed)
-            cells = " | ".join(f"{v:,.0f}" for v in speeds)
-            tail = f" {speeds[-1] / speeds[0]:.2f} |" if ratio else ""
-            print(f"| {model} | {params:,} | {t} | {cells} |{tail}", flush=True)
+            print(speed_table_row([model, f"{params:,}", t], speeds), flush=True)
     return rows
 
 
