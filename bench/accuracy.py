@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.match import wilson
+from bench.stats import wilson
 from engine.board import ZOBRIST
 from engine.features import LEGAL, N_PLANES
 from nets import data as D

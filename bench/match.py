@@ -85,6 +85,7 @@ from pathlib import Path
 
 from sgfmill import sgf as sgfmill
 
+from bench.stats import wilson
 from engine.board import BLACK, PASS, WHITE, Board
 from engine.sgf import dumps
 from gtp.client import GtpClient, GtpClientError
@@ -563,17 +564,6 @@ def write_sgf(cfg: MatchConfig, tag: str, rec: dict, moves) -> Path:
     path = cfg.sgf_dir / f"{tag}.sgf"
     path.write_bytes(game.serialise())
     return path
-
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval for a binomial proportion."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    d = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / d
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def summarise(all_records: list[dict]) -> dict:

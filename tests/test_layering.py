@@ -191,3 +191,18 @@ def test_import_scanner_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     mods = sorted(m for _, m in _imported_modules(src, "engine"))
     assert mods == sorted(["os", "engine.sibling", "engine.gtp", "torch", "gtp.vertex",
                            "importlib", "nets.model"])
+
+
+GPU_MACHINE_PROBE = r"""
+import json, sys
+sys.modules["sgfmill"] = None          # a lent GPU machine has no sgfmill
+import nets.train, nets.evaluator, nets.worker, bench.accuracy, bench.training, bench.inference
+print(json.dumps({"ok": True}))
+"""
+
+
+def test_training_and_evaluation_need_no_sgfmill() -> None:
+    """What a GPU run uses (training from a game cache, accuracy on cached
+    held-out games, the speed benches) imports without sgfmill: only
+    reading SGF files needs it."""
+    assert _modules_after(GPU_MACHINE_PROBE) == {"ok": True}
