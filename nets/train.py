@@ -98,7 +98,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=None,
                     help="learning rate on the batch-mean loss (default: sgd 0.001 x batch, "
                          "adam 0.001)")
-    ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), default=None,
+                    help="default: sgd, or the checkpoint's when resuming")
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--halve-at", default=None,
                     help="comma-separated steps where the lr halves (default: steps/2, "
@@ -421,8 +422,12 @@ def train(args: argparse.Namespace) -> dict:
     if cache.positions(train_games) == 0:
         raise TrainError(f"no training positions in {cache.path}")
 
-    # a resumed run keeps its learning rate and schedule unless told otherwise
+    # a resumed run keeps its optimizer, learning rate and schedule unless told otherwise
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
+    if state.get("optimizer") is not None and args.optimizer not in (None, state["optimizer"]):
+        raise TrainError(f"the run to resume was trained with {state['optimizer']}, "
+                         f"not {args.optimizer}")
+    args.optimizer = args.optimizer or state.get("optimizer") or "sgd"
     if args.lr is not None:
         base_lr = args.lr
     elif "base_lr" in state:
@@ -441,9 +446,6 @@ def train(args: argparse.Namespace) -> dict:
     step = 0
     if ck is not None:
         step = int(state.get("step", ck.metadata.get("steps", 0)))
-        if state.get("optimizer") not in (None, args.optimizer):
-            raise TrainError(f"{last} was trained with {state.get('optimizer')}, "
-                             f"not {args.optimizer}")
         if ck.optimizer is not None:
             opt.load_state_dict(ck.optimizer)
 

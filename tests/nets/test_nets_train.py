@@ -144,7 +144,8 @@ def test_minutes_stop_a_run_that_resume_from_continues(cache, tmp_path) -> None:
     step, with its metrics."""
     first = tmp_path / "first"
     assert T.main(["--data", str(cache), "--out", str(first), "--steps", "100000",
-                   "--eval-every", "100000", "--minutes", "0.05", *TINY]) == 0
+                   "--eval-every", "100000", "--minutes", "0.05", "--optimizer", "adam",
+                   *TINY]) == 0
     ck = load_checkpoint(first / "last.pt")
     step = ck.metadata["train_state"]["step"]
     assert 0 < step < 100000 and ck.optimizer is not None
@@ -158,4 +159,7 @@ def test_minutes_stop_a_run_that_resume_from_continues(cache, tmp_path) -> None:
                    "--eval-every", "1000", "--resume-from", str(shipped), *TINY]) == 0
     rows = _metrics(second)
     assert [r["step"] for r in rows] == [r["step"] for r in _metrics(first)] + [step + 3]
-    assert load_checkpoint(second / "last.pt").metadata["train_state"]["step"] == step + 3
+    state = load_checkpoint(second / "last.pt").metadata["train_state"]
+    assert state["step"] == step + 3 and state["optimizer"] == "adam"   # the checkpoint's
+    assert T.main(["--data", str(cache), "--out", str(tmp_path / "third"), "--steps", "9",
+                   "--resume-from", str(shipped), "--optimizer", "sgd", *TINY]) == 2
