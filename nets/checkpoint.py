@@ -143,5 +143,37 @@ def load_model(path, device="cpu") -> tuple[torch.nn.Module, dict]:
     return ck.build_model(device), ck.metadata
 
 
+def weights_only(src, dst) -> Path:
+    """Copy the checkpoint ``src`` to ``dst`` without its optimizer state
+    (weights and metadata only: a third of an Adam checkpoint's size, what
+    ships under nets/weights/ and what a size limit lets through).  A run
+    resumed from it goes on at its step and schedule with a fresh optimizer."""
+    ck = load_checkpoint(src)
+    return save_checkpoint(dst, ck.build_model(), metadata=ck.metadata)
+
+
+def main(argv=None) -> int:
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="python -m nets.checkpoint",
+                                 description="Checkpoint files: weights plus metadata.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("weights-only", help="copy a checkpoint without its optimizer state")
+    w.add_argument("src")
+    w.add_argument("dst")
+    args = ap.parse_args(argv)
+    try:
+        path = weights_only(args.src, args.dst)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
 __all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "save_checkpoint", "load_checkpoint",
-           "load_model"]
+           "load_model", "weights_only"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

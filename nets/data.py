@@ -4,6 +4,7 @@ Build a cache (one ``.npz`` file)::
 
     python -m nets.data build DATA_DIR OUT.npz [--limit N] [--val-fraction F]
                               [--size 19] [--workers W] [--seed S]
+    python -m nets.data subset OUT.npz SMALL.npz --games N [--seed S]
     python -m nets.data info OUT.npz
 
 ``DATA_DIR`` is searched recursively for ``*.sgf``.  ``--limit N`` reads a
@@ -499,12 +500,6 @@ def build_cache(data_dir, out, *, limit: int | None = None,
             keyed[-1]["val"] = False
     n_val = sum(g["val"] for g in games)
     nn = size * size
-    # games per source: the first folder below the folders all games share
-    parts = [g["source"].split("/")[:-1] for g in games]
-    common = 0
-    while all(len(p) > common and p[common] == parts[0][common] for p in parts):
-        common += 1
-    sources = Counter(p[common] if len(p) > common else "." for p in parts)
     unknown = 0
     for g in games:
         unknown += sum(not known for known in g.pop("rank_known"))
@@ -514,7 +509,8 @@ def build_cache(data_dir, out, *, limit: int | None = None,
         "val_fraction": val_fraction,
         "moves": int(sum(len(g["moves"]) for g in games)),
         "positions": int(sum(int((g["moves"] != nn).sum()) for g in games)),
-        "skipped": dict(sorted(skipped.items())), "sources": dict(sorted(sources.items())),
+        "skipped": dict(sorted(skipped.items())),
+        "sources": count_sources([g["source"] for g in games]),
         "rank_default": DEFAULT_RANK, "ranks_unknown": unknown,
         "rank_histogram": {str(r): int(c) for r, c in sorted(
             Counter(int(x) for g in games for x in g["ranks"]).items())},
@@ -524,12 +520,54 @@ def build_cache(data_dir, out, *, limit: int | None = None,
     return summary
 
 
+def count_sources(sources: list[str]) -> dict:
+    """Games per source: the first folder below the folders all games share."""
+    parts = [src.split("/")[:-1] for src in sources]
+    common = 0
+    while all(len(p) > common and p[common] == parts[0][common] for p in parts):
+        common += 1
+    return dict(sorted(Counter(p[common] if len(p) > common else "." for p in parts).items()))
+
+
+def subset_cache(src, out, *, games: int, seed: int = 0) -> dict:
+    """Write a cache of ``games`` games drawn at random (seeded) from the
+    cache ``src``, each keeping its moves, ranks, komi and side of the
+    validation split; returns the new summary.  The way to make a training
+    cache that fits a size limit (the GPU machine carries 64 MiB)."""
+    cache = load_cache(src)
+    if games < 1:
+        raise DataError(f"--games must be at least 1, got {games}")
+    n = cache.n_games
+    pick = (np.arange(n) if games >= n else
+            np.sort(np.random.default_rng(seed).choice(n, size=games, replace=False)))
+    kept = [{"moves": cache.moves[cache.offsets[g]:cache.offsets[g + 1]],
+             "colours": cache.colours[cache.offsets[g]:cache.offsets[g + 1]],
+             "ranks": tuple(int(r) for r in cache.ranks[g]), "komi": float(cache.komi[g]),
+             "val": bool(cache.val[g]), "source": cache.source[g].decode("utf-8")}
+            for g in pick]
+    nn = cache.size * cache.size
+    summary = dict(cache.summary)
+    summary.update({
+        "subset_of": str(src), "subset_seed": seed, "files": len(kept), "skipped": {},
+        "games": len(kept),
+        "val_games": sum(g["val"] for g in kept),
+        "moves": int(sum(len(g["moves"]) for g in kept)),
+        "positions": int(sum(int((g["moves"] != nn).sum()) for g in kept)),
+        "sources": count_sources([g["source"] for g in kept]),
+        "rank_histogram": {str(r): int(c) for r, c in sorted(
+            Counter(int(x) for g in kept for x in g["ranks"]).items())},
+    })
+    save_cache(out, size=cache.size, games=kept, summary=summary)
+    return summary
+
+
 def describe(summary: dict) -> str:
     s = summary
     lines = [f"{s['games']} games kept ({s['val_games']} validation) of {s['files']} files, "
              f"{s['moves']} moves, {s['positions']} positions (non-pass moves)",
              f"sources: {s['sources']}",
-             f"ranks: {s['rank_histogram']} ({s['ranks_unknown']} unknown -> {s['rank_default']})"]
+             f"ranks: {s['rank_histogram']} ({s['ranks_unknown']} unknown -> {s['rank_default']}"
+             + (f" in {s['subset_of']}, of which this is a subset)" if "subset_of" in s else ")")]
     if s["skipped"]:
         lines.append(f"skipped {sum(s['skipped'].values())}:")
         lines += [f"  {n:7d}  {why}" for why, n in s["skipped"].items()]
@@ -682,6 +720,11 @@ def main(argv=None) -> int:
     b.add_argument("--size", type=int, default=19)
     b.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     b.add_argument("--seed", type=int, default=0, help="seed of the --limit subset")
+    u = sub.add_parser("subset", help="a random subset of a cache's games -> a smaller cache")
+    u.add_argument("cache")
+    u.add_argument("out")
+    u.add_argument("--games", type=int, required=True, help="games to keep")
+    u.add_argument("--seed", type=int, default=0)
     i = sub.add_parser("info", help="print a cache's summary")
     i.add_argument("cache")
     args = ap.parse_args(argv)
@@ -695,6 +738,10 @@ def main(argv=None) -> int:
             print(describe(summary))
             print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB, "
                   f"{summary['seconds']} s)")
+        elif args.cmd == "subset":
+            print(describe(subset_cache(args.cache, args.out, games=args.games,
+                                        seed=args.seed)))
+            print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB)")
         else:
             print(describe(load_cache(args.cache).summary))
     except DataError as e:

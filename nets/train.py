@@ -448,6 +448,9 @@ def train(args: argparse.Namespace) -> dict:
         step = int(state.get("step", ck.metadata.get("steps", 0)))
         if ck.optimizer is not None:
             opt.load_state_dict(ck.optimizer)
+        elif is_main:
+            print(f"{ck.path} holds no optimizer state: a fresh {args.optimizer} goes on "
+                  f"from step {step}", file=sys.stderr)
 
     net = model
     if args.compile:

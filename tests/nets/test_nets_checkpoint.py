@@ -60,6 +60,25 @@ def test_round_trip_with_optimizer(tmp_path) -> None:
     assert ck.metadata["train_state"] == {"step": 1}
 
 
+
+def test_weights_only_drops_the_optimizer(tmp_path, capsys) -> None:
+    model = _model()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model(torch.rand(1, N_PLANES, 9, 9), 0).sum().backward()
+    opt.step()
+    src = ckpt.save_checkpoint(tmp_path / "a.pt", model, optimizer=opt,
+                               metadata={"train_state": {"step": 7}, "steps": 7})
+    dst = tmp_path / "b.pt"
+    assert ckpt.main(["weights-only", str(src), str(dst)]) == 0
+    assert "b.pt" in capsys.readouterr().out
+    a, b = ckpt.load_checkpoint(src), ckpt.load_checkpoint(dst)
+    assert b.optimizer is None and a.optimizer is not None
+    assert b.metadata == a.metadata
+    assert all(torch.equal(a.weights[k], b.weights[k]) for k in a.weights)
+    assert dst.stat().st_size < src.stat().st_size / 2
+    assert ckpt.main(["weights-only", str(tmp_path / "none.pt"), str(dst)]) == 2
+    assert "none.pt" in capsys.readouterr().err
+
 def test_truncated(tmp_path) -> None:
     _, path = _save(tmp_path)
     data = path.read_bytes()

@@ -194,6 +194,32 @@ def test_cli_build_limit(tmp_path, capsys) -> None:
     assert D.load_cache(out).n_games == 3
 
 
+def test_subset_keeps_games_whole(built, tmp_path, capsys) -> None:
+    _, _, cache = built
+    out = tmp_path / "sub.npz"
+    assert D.main(["subset", cache.path, str(out), "--games", "4", "--seed", "3"]) == 0
+    assert "4 games kept" in capsys.readouterr().out
+    sub = D.load_cache(out)
+    assert sub.n_games == 4 and sub.summary["subset_of"] == cache.path
+    by_source = {s: g for g, s in enumerate(cache.source)}
+    for g in range(sub.n_games):
+        f = by_source[sub.source[g]]
+        for a, b in zip(sub.game_moves(g), cache.game_moves(f)):
+            assert np.array_equal(a, b)
+        assert tuple(sub.ranks[g]) == tuple(cache.ranks[f])
+        assert sub.komi[g] == cache.komi[f] and sub.val[g] == cache.val[f]
+    assert sub.summary["positions"] == sub.positions()
+    assert sub.summary["val_games"] == int(sub.val.sum())
+    # more games than there are: all of them
+    assert D.main(["subset", cache.path, str(out), "--games", "99"]) == 0
+    assert D.load_cache(out).n_games == cache.n_games
+    capsys.readouterr()
+    assert D.main(["subset", cache.path, str(out), "--games", "0"]) == 2
+    assert "--games" in capsys.readouterr().err
+    assert D.main(["subset", str(tmp_path / "none.npz"), str(out), "--games", "2"]) == 2
+    assert "none.npz" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------
 # positions
 

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# One training run on the lent GPU machine: under 9 minutes, resumable, and
+# everything it makes under $OUT (the folder whose files come back).
+#
+#   OUT=DIR bash nets/gpu_run.sh [DATA]
+#
+# DATA (default gpu/, ignored by git; name it in the device tool's carry) holds
+#   train.npz                  training cache, e.g. python -m nets.data subset
+#                              runs/train19.npz gpu/train.npz --games 150000
+#   test19.npz test19_kgs.npz  held-out caches (python -m nets.data build
+#                              data/test19 gpu/test19.npz --val-fraction 0)
+#   MODEL.pt, MODEL.metrics.jsonl  optional: what the previous run left in $OUT
+# The run resumes from DATA/MODEL.pt, else from the committed
+# nets/weights/MODEL.pt, else starts afresh; it trains for MINUTES, evaluates
+# and checkpoints, then measures top-1/5/10 on the held-out caches.
+#
+# $OUT receives (6 files): train.log; MODEL.pt, the last checkpoint with its
+# optimizer state, or weights only where that exceeds the 16 MiB a file may
+# have (the next run then starts a fresh optimizer at the same step and
+# schedule, and says so); MODEL.best.pt; MODEL.metrics.jsonl;
+# MODEL.curves.png; accuracy.txt.
+#
+# Settings (environment): MODEL (maddison12), MINUTES (6), STEPS (60000),
+# HALVE_AT (30000,45000,52500), BATCH (512), OPTIMIZER (adam), LR (the
+# trainer's default), WORKERS (cores - 1), DEVICE (auto), VAL_POSITIONS (8192
+# validation positions), POSITIONS (20000 held-out positions per set), EXTRA
+# (more nets.train options).  The dry run on a CPU, with a tiny cache:
+# DEVICE=cpu MINUTES=0.2 STEPS=20 BATCH=32 WORKERS=1 POSITIONS=500.
+set -euo pipefail
+
+: "${OUT:?set OUT to the folder that receives the results}"
+DATA=${1:-gpu}
+MODEL=${MODEL:-maddison12}
+MINUTES=${MINUTES:-6}
+STEPS=${STEPS:-60000}
+HALVE_AT=${HALVE_AT:-30000,45000,52500}
+BATCH=${BATCH:-512}
+OPTIMIZER=${OPTIMIZER:-adam}
+WORKERS=${WORKERS:-$(( $(nproc) - 1 ))}
+DEVICE=${DEVICE:-auto}
+POSITIONS=${POSITIONS:-20000}
+LIMIT=$(( 16 * 1024 * 1024 ))
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+
+for f in "$DATA/train.npz" "$DATA/test19.npz" "$DATA/test19_kgs.npz"; do
+    [ -f "$f" ] || { echo "error: $f is missing (see the top of $0)" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+run=$(mktemp -d)
+resume=()
+for ck in "$DATA/$MODEL.pt" "nets/weights/$MODEL.pt"; do
+    if [ -f "$ck" ]; then resume=(--resume-from "$ck"); break; fi
+done
+
+{
+    echo "# $(date -u '+%Y-%m-%d %H:%M UTC') $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+         "${resume[*]:-(fresh run)}"
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null || true
+    echo "cores: $(nproc)"
+    $PY -m nets.train --data "$DATA/train.npz" --model "$MODEL" --out "$run" \
+        "${resume[@]}" --minutes "$MINUTES" --steps "$STEPS" --halve-at "$HALVE_AT" \
+        --batch "$BATCH" --optimizer "$OPTIMIZER" ${LR:+--lr "$LR"} --workers "$WORKERS" \
+        --device "$DEVICE" --eval-every 2000 --val-positions "${VAL_POSITIONS:-8192}" \
+        --log-every 200 ${EXTRA:-}
+} 2>&1 | tee "$OUT/train.log"
+
+if [ "$(stat -c %s "$run/last.pt")" -le "$LIMIT" ]; then
+    cp "$run/last.pt" "$OUT/$MODEL.pt"
+else
+    $PY -m nets.checkpoint weights-only "$run/last.pt" "$OUT/$MODEL.pt" | tee -a "$OUT/train.log"
+    echo "last.pt with its optimizer state exceeds 16 MiB: $MODEL.pt holds the weights only" \
+        | tee -a "$OUT/train.log"
+fi
+cp "$run/best.pt" "$OUT/$MODEL.best.pt"
+cp "$run/metrics.jsonl" "$OUT/$MODEL.metrics.jsonl"
+[ -f "$run/curves.png" ] && cp "$run/curves.png" "$OUT/$MODEL.curves.png"
+
+for set in test19 test19_kgs; do
+    $PY -m bench.accuracy "$OUT/$MODEL.best.pt" "$DATA/$set.npz" --positions "$POSITIONS" \
+        --threads "$(nproc)"
+done 2>&1 | tee "$OUT/accuracy.txt"
+rm -rf "$run"

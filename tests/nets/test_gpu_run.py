@@ -1,0 +1,63 @@
+"""nets/gpu_run.sh, the one command of a GPU run, dry-run on the CPU with
+tiny caches and a tiny maddison12: it resumes the previous run's
+checkpoint, and leaves its six files under $OUT."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nets import checkpoint as ckpt  # noqa: E402
+from nets import data as D  # noqa: E402
+from nets.models import build_model  # noqa: E402
+from nets_helpers import random_game, write_sgf  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "nets" / "gpu_run.sh"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
+    sgfs = tmp_path / "sgf"
+    for i in range(8):
+        write_sgf(sgfs / f"g{i}.sgf", random_game(i, 40))
+    data = tmp_path / "gpu"
+    for name in ("train", "test19", "test19_kgs"):
+        D.build_cache(sgfs, data / f"{name}.npz", val_fraction=0.3, workers=1, log=None)
+    torch.manual_seed(0)
+    ckpt.save_checkpoint(data / "maddison12.pt", build_model("maddison12", width=8, layers=3),
+                         metadata={"train_state": {"step": 5, "optimizer": "adam",
+                                                   "base_lr": 0.001, "batch": 16}})
+    out = tmp_path / "out"
+    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="7", BATCH="16",
+               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", HALVE_AT="6",
+               EXTRA="--width 8 --layers 3 --threads 1", PYTHON=sys.executable)
+    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "accuracy.txt", "maddison12.best.pt", "maddison12.curves.png",
+        "maddison12.metrics.jsonl", "maddison12.pt", "train.log"] or \
+        sorted(p.name for p in out.iterdir()) == [     # no matplotlib: no curves
+        "accuracy.txt", "maddison12.best.pt", "maddison12.metrics.jsonl",
+        "maddison12.pt", "train.log"]
+    log = (out / "train.log").read_text()
+    assert f"--resume-from {data}/maddison12.pt" in log
+    assert "holds no optimizer state: a fresh adam goes on from step 5" in log
+    last = ckpt.load_checkpoint(out / "maddison12.pt")
+    assert last.metadata["train_state"]["step"] == 7 and last.optimizer is not None
+    assert (out / "accuracy.txt").read_text().count("data dir") == 2
+
+
+def test_missing_data_is_named(tmp_path) -> None:
+    env = dict(os.environ, OUT=str(tmp_path / "out"), PYTHON=sys.executable)
+    r = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "nodata")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "nodata/train.npz is missing" in r.stderr
