@@ -106,6 +106,8 @@ class EngineConfig:
     lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
     policy_only: bool = False   # play the network's best move, no search (needs a network)
+    policy_sample: int = 0      # policy-only: the first N moves of a game are drawn from the
+                                # network's distribution instead of its best (variety; 0: never)
     search: SearchConfig = field(default_factory=lambda: SearchConfig())
 
     def __post_init__(self) -> None:
@@ -118,3 +120,4 @@ class EngineConfig:
         check_range("resign", self.resign, 0.0, 0.999)
         check_range("lag", self.lag, 0.0, MAX_SECONDS)
         check_range("seed", self.seed, 0, 2**32 - 1)
+        check_range("policy-sample moves", self.policy_sample, 0, 100_000)

@@ -96,6 +96,10 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
                     help="policy network checkpoint; 'default' the shipped one, 'none' no network")
     ap.add_argument("--policy-only", action="store_true",
                     help="play the network's best move with no search (the paper's CNN alone)")
+    ap.add_argument("--policy-sample", type=int, default=d.policy_sample, metavar="N",
+                    help="with --policy-only, draw the first N moves of a game from the "
+                         "network's probabilities instead of playing its best (default "
+                         "%(default)s: always the best)")
     ap.add_argument("--rank", type=_rank, default="9d",
                     help="rank planes fed to the network, 1d..9d (default 9d)")
     ap.add_argument("--device", default="auto",
@@ -119,6 +123,8 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
     network = None if args.network.lower() == "none" else args.network
     if args.policy_only and network is None:
         ap.error("--policy-only needs a network")
+    if args.policy_sample and not args.policy_only:
+        ap.error("--policy-sample applies to --policy-only play")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s")
     overrides = _search_overrides(ap, args.param)
@@ -128,7 +134,8 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
         config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
                               move_time=args.move_time, threads=args.threads,
                               resign=args.resign, lag=args.lag, seed=args.seed,
-                              policy_only=args.policy_only, search=search)
+                              policy_only=args.policy_only,
+                              policy_sample=args.policy_sample, search=search)
     except ValueError as e:
         ap.error(str(e))
     return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import random
 import time
 
 import numpy as np
@@ -59,6 +60,7 @@ class Player:
             raise ValueError("policy-only play needs a network")
         seed = self.config.seed or (time.time_ns() & 0xFFFFFFFF) | 1
         self.search = Search(self.config.search, load_gammas(), self.config.threads, seed)
+        self._sampler = random.Random(seed)
         self._wire_network()
         self.last_result: SearchResult | None = None
         self._ownership: tuple | None = None
@@ -180,19 +182,25 @@ class Player:
 
     def _policy_move(self, c: int, cleanup: bool) -> int:
         """The paper's "CNN alone": the network's most probable legal move
-        that fills no own eye.  It passes when nothing else is left, or
-        when the opponent passed and a short playout count says the game is
-        won (and, in cleanup mode, no dead opponent stones are left)."""
+        that fills no own eye (during the first ``policy_sample`` moves of
+        a game, one drawn in proportion to the network's probabilities
+        instead).  It passes when nothing else is left, or when the
+        opponent passed and a short playout count says the game is won
+        (and, in cleanup mode, no dead opponent stones are left)."""
         game = self.game
         board = game.board
         started = time.perf_counter()
         probs = self.move_probabilities()
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
-        move = PASS
-        for p, prob in ranked:
-            if not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None:
-                move = p
-                break
+        allowed = (p for p, _ in ranked
+                   if not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None)
+        if len(game.moves) < self.config.policy_sample:
+            moves = list(allowed)
+            weights = [probs[p] for p in moves]
+            move = (self._sampler.choices(moves, weights=weights)[0] if sum(weights) > 0
+                    else moves[0] if moves else PASS)
+        else:
+            move = next(allowed, PASS)
         if game.moves and game.moves[-1][1] == PASS:
             key = position_key(board)
             result = self.search.run(board, game.komi,

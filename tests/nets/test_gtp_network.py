@@ -82,6 +82,28 @@ def test_policy_only_plays_on_9x9_and_passes_back_when_the_count_wins(engine):
     assert e.player.search.queue.stats.requested == 0 and e.player._worker is None
 
 
+def _opening(e, moves: int) -> list[str]:
+    e.ok("boardsize 19")
+    e.ok("clear_board")
+    return [e.ok(f"genmove {'bw'[i % 2]}") for i in range(moves)]
+
+
+def test_policy_sample_varies_the_opening_then_plays_the_best(engine):
+    """--policy-sample 6: the first six moves are drawn from the network's
+    probabilities (seeded: the same seed, the same game), the moves after
+    them are its best again; without it every game is the same."""
+    best = _opening(engine("--policy-only"), 8)
+    assert _opening(engine("--policy-only"), 8) == best
+    games = [_opening(engine("--policy-only", "--policy-sample", "6", "--seed", str(s)), 6)
+             for s in range(1, 9)]
+    assert len({tuple(g) for g in games}) > 1
+    assert games[0] == _opening(engine("--policy-only", "--policy-sample", "6", "--seed", "1"), 6)
+    e = engine("--policy-only", "--policy-sample", "2", "--seed", "3")
+    _opening(e, 2)
+    probs = e.player.move_probabilities()
+    assert e.ok("genmove b") == e.player.game.board.name(max(probs, key=probs.get))
+
+
 def test_rank_planes_change_the_network_input(engine):
     low = engine("--rank", "1d")
     high = engine("--rank", "9d")
@@ -131,6 +153,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     (["--rank", "10d"], "--rank"),
     (["--rank", "5k"], "--rank"),
     (["--policy-only", "--network", "none"], "--policy-only needs a network"),
+    (["--policy-sample", "10"], "--policy-sample applies to --policy-only"),
+    (["--policy-only", "--policy-sample", "-1"], "policy-sample"),
     (["--network", "/nonexistent/net.pt"], "/nonexistent/net.pt does not exist"),
     (["--batch", "0"], "--batch"),
 ])
