@@ -498,35 +498,40 @@ def build_cache(data_dir, out, *, limit: int | None = None,
             keyed[0]["val"] = True
         elif n_val == len(games):
             keyed[-1]["val"] = False
-    n_val = sum(g["val"] for g in games)
-    nn = size * size
     unknown = 0
     for g in games:
         unknown += sum(not known for known in g.pop("rank_known"))
     summary = {
         "data_dir": str(data_dir), "size": size, "files": len(files),
-        "limit": limit, "seed": seed, "games": len(games), "val_games": n_val,
-        "val_fraction": val_fraction,
-        "moves": int(sum(len(g["moves"]) for g in games)),
-        "positions": int(sum(int((g["moves"] != nn).sum()) for g in games)),
+        "limit": limit, "seed": seed, "val_fraction": val_fraction,
         "skipped": dict(sorted(skipped.items())),
-        "sources": count_sources([g["source"] for g in games]),
         "rank_default": DEFAULT_RANK, "ranks_unknown": unknown,
-        "rank_histogram": {str(r): int(c) for r, c in sorted(
-            Counter(int(x) for g in games for x in g["ranks"]).items())},
+        **game_counts(games, size),
         "seconds": round(time.time() - t0, 1),
     }
     save_cache(out, size=size, games=games, summary=summary)
     return summary
 
 
-def count_sources(sources: list[str]) -> dict:
-    """Games per source: the first folder below the folders all games share."""
-    parts = [src.split("/")[:-1] for src in sources]
+def game_counts(games: list[dict], size: int) -> dict:
+    """The summary's counts of a cache's games (dicts as save_cache takes
+    them): games, validation games, moves, positions (non-pass moves),
+    games per source (the first folder below the folders all games share)
+    and the rank histogram."""
+    parts = [g["source"].split("/")[:-1] for g in games]
     common = 0
     while all(len(p) > common and p[common] == parts[0][common] for p in parts):
         common += 1
-    return dict(sorted(Counter(p[common] if len(p) > common else "." for p in parts).items()))
+    sources = Counter(p[common] if len(p) > common else "." for p in parts)
+    nn = size * size
+    return {
+        "games": len(games), "val_games": sum(bool(g["val"]) for g in games),
+        "moves": int(sum(len(g["moves"]) for g in games)),
+        "positions": int(sum(int((g["moves"] != nn).sum()) for g in games)),
+        "sources": dict(sorted(sources.items())),
+        "rank_histogram": {str(r): int(c) for r, c in sorted(
+            Counter(int(x) for g in games for x in g["ranks"]).items())},
+    }
 
 
 def subset_cache(src, out, *, games: int, seed: int = 0) -> dict:
@@ -540,23 +545,12 @@ def subset_cache(src, out, *, games: int, seed: int = 0) -> dict:
     n = cache.n_games
     pick = (np.arange(n) if games >= n else
             np.sort(np.random.default_rng(seed).choice(n, size=games, replace=False)))
-    kept = [{"moves": cache.moves[cache.offsets[g]:cache.offsets[g + 1]],
-             "colours": cache.colours[cache.offsets[g]:cache.offsets[g + 1]],
-             "ranks": tuple(int(r) for r in cache.ranks[g]), "komi": float(cache.komi[g]),
-             "val": bool(cache.val[g]), "source": cache.source[g].decode("utf-8")}
+    kept = [dict(zip(("moves", "colours"), cache.game_moves(g)),
+                 ranks=tuple(int(r) for r in cache.ranks[g]), komi=float(cache.komi[g]),
+                 val=bool(cache.val[g]), source=cache.source[g].decode("utf-8"))
             for g in pick]
-    nn = cache.size * cache.size
-    summary = dict(cache.summary)
-    summary.update({
-        "subset_of": str(src), "subset_seed": seed, "files": len(kept), "skipped": {},
-        "games": len(kept),
-        "val_games": sum(g["val"] for g in kept),
-        "moves": int(sum(len(g["moves"]) for g in kept)),
-        "positions": int(sum(int((g["moves"] != nn).sum()) for g in kept)),
-        "sources": count_sources([g["source"] for g in kept]),
-        "rank_histogram": {str(r): int(c) for r, c in sorted(
-            Counter(int(x) for g in kept for x in g["ranks"]).items())},
-    })
+    summary = {**cache.summary, "subset_of": str(src), "subset_seed": seed,
+               "files": len(kept), "skipped": {}, **game_counts(kept, cache.size)}
     save_cache(out, size=cache.size, games=kept, summary=summary)
     return summary
 
