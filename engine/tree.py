@@ -183,13 +183,15 @@ class Tree:
 
     def child_with_move(self, node: int, move: int) -> int:
         ti = self.ti
-        first, n = ti[T_FIRST, node], ti[T_NCHILD, node]
-        for i in range(first, first + n):
+        for i in self.children(node):
             if ti[T_MOVE, i] == move:
                 return i
         return NO_NODE
 
     def children(self, node: int = ROOT) -> range:
-        ti = self.ti
-        first, n = int(ti[T_FIRST, node]), int(ti[T_NCHILD, node])
-        return range(first, first + n) if n > 0 else range(0)
+        """The node's children, read through child_block: an analysis
+        snapshot reads them while search threads expand nodes, and a read
+        between an expansion's two writes (first, then count) must give no
+        children rather than a range starting at NO_NODE."""
+        first, n = child_block(self.ti, node)
+        return range(int(first), int(first + n)) if n > 0 else range(0)

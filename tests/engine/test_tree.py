@@ -336,3 +336,21 @@ def test_copy_subtree_into_a_small_pool_cuts_whole_blocks():
         assert di[T_NCHILD, k] == 0 and di[T_FIRST, k] == NO_NODE
         assert di[T_STATE, k] == UNEXPANDED
         assert df[:, k].tolist() == tf[:, k].tolist()
+
+
+def test_children_read_mid_expansion_are_none(gammas):
+    """An analysis snapshot reads the tree while threads expand it; between
+    an expansion's writes of the first child and of the count a node can
+    read as (NO_NODE, k) or, corrupted, point past the pool.  Such a node
+    has no children for the Python readers (the principal variation once
+    raised on it)."""
+    search = Search(SearchConfig(), gammas, 1, 5)
+    search.run(Board(9), 7.5, max_sims=200)
+    tree = search.tree
+    node = tree.children(ROOT)[0]
+    tree.ti[T_FIRST, node], tree.ti[T_NCHILD, node] = NO_NODE, 5
+    assert tree.children(node) == range(0)
+    assert tree.child_with_move(node, 3) == NO_NODE
+    assert search.principal_variation(node) == [int(tree.ti[T_MOVE, node])]
+    tree.ti[T_FIRST, node] = tree.ti.shape[1] - 2
+    assert tree.children(node) == range(tree.ti.shape[1] - 2, tree.ti.shape[1])
