@@ -47,7 +47,10 @@ game ended; whatever the programs print on stderr goes to a log file beside
 it (kept only when not empty).  Progress goes to stderr, one line a game;
 the summary goes to stdout: games, wins, losses, draws, the win rate of the
 engine under test with a 95% Wilson interval (draws count half), wins as
-Black and as White, average game length, how games ended, and the errors.
+Black and as White, average game length, each side's seconds per move
+(every ``genmove`` from the command sent to the answer read, wall time,
+clock or not: what "equal time per move" is checked against), how games
+ended, and the errors.
 ``--json`` also writes the summary and every game's record.
 
 Clocks (``--clock``, KGS's forms): ``absolute MAIN``, ``byoyomi MAIN PERIOD
@@ -406,6 +409,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
     score = None
     tag = f"game-{index + 1:03d}"
     clocks: dict[str, GameClock] = {}
+    thinking = {role: [0.0, 0] for role in ROLES}  # genmove seconds and answers per side
     try:
         for role in ROLES:
             players[role] = Side(role, argv_of[role], cfg.timeout,
@@ -438,7 +442,10 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
                 players[mover].send(f"time_left {GTP_COLOR[c]} {seconds} {stones}")
             asked = time.perf_counter()
             answer = players[mover].send(f"genmove {GTP_COLOR[c]}")
-            if clock is not None and not clock.spend(time.perf_counter() - asked):
+            took = time.perf_counter() - asked
+            thinking[mover][0] += took
+            thinking[mover][1] += 1
+            if clock is not None and not clock.spend(took):
                 winner = 3 - c
                 end = "time"
                 reason = (f"{LETTER[c]} ({mover}) lost on time: move {len(moves) + 1} took "
@@ -500,6 +507,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
         "seconds": round(time.perf_counter() - started, 2),
         "record": [f"{LETTER[c]} {format_vertex(v, size)}" for c, v in moves],
         "clocks": {role: clock.report() for role, clock in clocks.items()},
+        "thinking": {role: {"seconds": round(t, 3), "moves": k} for role, (t, k) in thinking.items()},
     })
     rec["sgf"] = str(write_sgf(cfg, tag, rec, moves))
     return rec
@@ -602,10 +610,18 @@ def summarise(all_records: list[dict]) -> dict:
         "lost_on_time": {role: sum(1 for r in records if r["end"] == "time"
                                    and (r["engine_won"] is False) == (role == "engine"))
                          for role in ROLES},
+        "seconds_per_move": {role: per_move(records, role) for role in ROLES},
         "longest_move": {role: max((r["clocks"][role]["longest_move"] for r in records
                                     if role in r.get("clocks", {})), default=None)
                          for role in ROLES},
     }
+
+
+def per_move(records: list[dict], role: str) -> float | None:
+    """Mean genmove answer time of one side over the match, in seconds."""
+    t = sum(r["thinking"][role]["seconds"] for r in records if "thinking" in r)
+    k = sum(r["thinking"][role]["moves"] for r in records if "thinking" in r)
+    return round(t / k, 3) if k else None
 
 
 def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
@@ -623,6 +639,10 @@ def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
     w(f"  as black {b['wins']}/{b['games']}, as white {wh['wins']}/{wh['games']}")
     w(f"game length: {s['avg_moves']} moves on average (min {s['min_moves']}, "
       f"max {s['max_moves']}), {s['avg_seconds']} s a game")
+    spm = s["seconds_per_move"]
+    if spm["engine"] is not None and spm["opponent"] is not None:
+        w(f"seconds per move (genmove to answer): engine {spm['engine']:.2f}, "
+          f"opponent {spm['opponent']:.2f}")
     w("ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(s["ended_by"].items())))
     if s["scored_games"]:
         w(f"scored games: {s['scored_games']}, referee final_score disagreed with the "

@@ -202,6 +202,7 @@ def test_cli_parallel_summary_and_json(tmp_path, stub, capsys):
     text = capsys.readouterr().out
     assert "engine wins 4, losses 0, draws 0" in text
     assert "errors: 4 (engine 0, opponent 4)" in text
+    assert "seconds per move (genmove to answer): engine " in text
     data = json.loads(out.read_text())
     assert data["summary"]["games"] == 4
     assert [g["game"] for g in data["games"]] == [1, 2, 3, 4]
@@ -303,3 +304,6 @@ def test_a_program_over_its_clock_loses_on_time(tmp_path, stub):
     assert r["moves"] == 4 and r["clocks"]["engine"]["longest_move"] >= 1.5
     s = match.summarise([r])
     assert s["lost_on_time"] == {"engine": 1, "opponent": 0}
+    # every genmove is timed, the one that overran too: the slow side's mean shows it
+    assert r["thinking"]["engine"]["moves"] == 3 and r["thinking"]["opponent"]["moves"] == 2
+    assert s["seconds_per_move"]["engine"] >= 0.5 > s["seconds_per_move"]["opponent"]
