@@ -13,7 +13,7 @@ Networks: each ``--checkpoint`` file, and each ``--model`` registry name
 (``nets.models.MODELS``: an untrained, freshly initialised net of that
 shape, saved to a temporary checkpoint first, so that e.g. the 12-layer
 ``maddison12`` net's speed is known without a trained one); with neither,
-the shipped ``nets/weights/small6.pt``.
+the shipped default network (``nets.evaluator.DEFAULT_WEIGHTS``).
 
 Input: real positions, not noise: a few seeded random games on an
 ``engine.board.Board`` (legal moves, mostly next to earlier stones) stopped
@@ -236,7 +236,7 @@ def main(argv=None) -> int:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", action=_Append, const="checkpoint", dest="nets",
                     metavar="PATH", help="checkpoint to time (repeatable; default: "
-                    "nets/weights/small6.pt when no --model is given either)")
+                    "the shipped default network when no --model is given either)")
     ap.add_argument("--model", action=_Append, const="model", dest="nets", metavar="NAME",
                     help="time an untrained registry model, e.g. maddison12 (repeatable)")
     ap.add_argument("--batches", default="1,16,128", help="comma-separated batch sizes")

@@ -20,7 +20,7 @@ from nets.checkpoint import load_model
 from nets.precision import autocast, resolve as resolve_precision
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "small6.pt"
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6.pt"
 
 
 def pick_device(device: str = "auto") -> torch.device:

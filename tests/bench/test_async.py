@@ -22,7 +22,7 @@ def test_tiny_run_prints_one_row_per_size(capsys, tmp_path) -> None:
     out = tmp_path / "rows.json"
     assert A.main(["--seconds", "2", "--sizes", "9", "--json", str(out)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("# ") and "network small6 on cpu, batch 128" in lines[0]
+    assert lines[0].startswith("# ") and "network res6 on cpu, batch 128" in lines[0]
     assert lines[1].startswith("| board | rollouts/s, no network | rollouts/s, delayed priors |")
     assert len(lines) == 4 and lines[3].startswith("| 9x9 | ")
     import json

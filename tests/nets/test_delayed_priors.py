@@ -3,7 +3,7 @@ reach the tree asynchronously, change the search, are normalised over the
 legal moves, and replies for a position that changed are dropped.
 
 Most tests use :class:`FakeNet`, a stand-in for nets.evaluator with a
-controllable delay and a known answer; one uses the shipped small6 network.
+controllable delay and a known answer; one uses the shipped default network.
 """
 
 from __future__ import annotations
