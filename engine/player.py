@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from engine.board import (BLACK, COLOR, COLUMNS, MAX_SIZE, PASS, S_NEMPTY, WHITE,
-                          IllegalMove, area_score, is_eyeish)
+from engine.board import (BLACK, COLOR, COLUMNS, EMPTY, MAX_SIZE, PASS, S_NEMPTY, WHITE,
+                          IllegalMove, area_score, is_eyeish, libs_after)
 from engine.config import EngineConfig, check_komi
 from engine.patterns import load_gammas
 from engine.search import Search, SearchResult, position_key
@@ -34,6 +34,10 @@ SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is
 UNSETTLED_THRESHOLD = 0.8   # a stone owned less surely than this (and not seki) is still in a fight
 
 Vertex = tuple[int, int] | None
+
+
+PLAY_ON = "play on"
+"""_decide's answer when the player must not pass: the search's best other move."""
 
 
 def _play_on(result: SearchResult) -> int:
@@ -161,11 +165,15 @@ class Player:
             move = self._policy_move(c, cleanup)
             self._play(c, move)
             return self._vertex(move)
+        budget = self._budget(c)
         result = self.search.run(game.board, game.komi, max_sims=self.config.rollouts,
-                                 seconds=self._budget(c), history=self.history())
-        self.last_result = result
+                                 seconds=budget, history=self.history())
         self._ownership = (position_key(game.board), result.ownership)
         move = self._decide(c, result, cleanup)
+        if move is PLAY_ON:
+            result = self._search_without_pass(result, budget)
+            move = _play_on(result)
+        self.last_result = result
         self._log_result(color, result, move)
         if move == "resign":
             return "resign"
@@ -222,17 +230,19 @@ class Player:
         return budget
 
     def _decide(self, c: int, result: SearchResult, cleanup: bool) -> int | str:
-        """The search's choice, with the rules around it: resign when lost,
-        when the opponent passed pass if the count wins and play on if it
-        loses, and in cleanup mode no pass while the opponent has dead
-        stones."""
+        """The search's choice, with the rules around it: resign when lost;
+        when the opponent passed, pass if the count wins and play on if it
+        loses; pass first only on a finished board that the count wins; in
+        cleanup mode no pass
+        while the opponent has dead stones.  PLAY_ON: the search's best move
+        other than a pass."""
         game = self.game
         sign = 1 if c == BLACK else -1
         if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
                 and len(game.moves) > game.size):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
-            return _play_on(result)
+            return PLAY_ON
         if game.moves and game.moves[-1][1] == PASS:
             if sign * self._score_with_dead_removed(result.ownership) > 0:
                 # the count wins; but a fight the playouts have not settled is
@@ -244,8 +254,49 @@ class Player:
             elif result.move == PASS:
                 # the count loses: passing would end the game lost, however
                 # the playouts rate it
-                return _play_on(result)
+                return PLAY_ON
+        elif result.move == PASS and not (self._finished(c, result.ownership) and
+                                          sign * self._score_with_dead_removed(result.ownership) > 0):
+            # a pass while points are still open gives them away (the
+            # playouts after a pass can misjudge a fight, and RAVE can
+            # starve the real moves of visits), and one on a lost count
+            # invites the opponent's game-ending pass: play on
+            return PLAY_ON
         return result.move
+
+    def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
+        """When the player must play on but the search liked a pass best:
+        search on with the pass pruned at the root, for what is left of the
+        move's budget (at least a quarter of it), so that the other moves
+        get the visits the pass took.  An interrupted search, or one with
+        no other move, is answered as it is."""
+        if (self.search.interrupted or result.move != PASS
+                or not any(cand.move != PASS for cand in result.candidates)):
+            return result
+        game = self.game
+        sims = max(self.config.rollouts - result.sims, self.config.rollouts // 4, 1)
+        seconds = None if budget is None else max(budget - result.seconds, budget / 4)
+        log.info("genmove: the search prefers a pass with points still open (winrate %.3f): "
+                 "searching on without it", result.winrate)
+        return self.search.run(game.board, game.komi, max_sims=sims, seconds=seconds,
+                               avoid=(PASS,), history=self.history())
+
+    def _finished(self, c: int, own: np.ndarray) -> bool:
+        """Nothing is left for ``c`` to play: no stone still in a fight
+        (see _unsettled), and no empty point that the playouts leave to
+        neither side (UNSETTLED_THRESHOLD) where ``c`` can play without
+        putting its own chain in atari: a dame, an open border.  The shared
+        liberties of a seki are self-atari for both and do not count."""
+        if self._unsettled(own):
+            return False
+        board = self.game.board
+        b, s = board.b, board.s
+        for p in board.points():
+            if (board.color(p) == EMPTY and abs(own[p]) < UNSETTLED_THRESHOLD
+                    and not is_eyeish(b, s, p, c) and board.legality(p, c) is None
+                    and libs_after(b, s, p, c) >= 2):
+                return False
+        return True
 
     def _unsettled(self, own: np.ndarray) -> bool:
         """Stones the playouts neither keep alive nor capture at least

@@ -386,6 +386,7 @@ class Search:
         self.allow_all = np.ones(n_points(MAX_SIZE), np.uint8)
         self.root_key: tuple | None = None
         self.stop_event = threading.Event()
+        self.interrupted = False        # stop() was called during the last run
         self.queue = PriorQueue(self.tree, cfg.nn_queue, cfg.prior_cnn)
         self.queue.rings = [sc.ring for sc in self.scratch]
         self.network = None             # evaluate(planes, colors) -> probs, or None
@@ -446,8 +447,9 @@ class Search:
             history: tuple[int, ...] = ()) -> SearchResult:
         """Search ``board`` until ``max_sims`` simulations, ``seconds`` or
         ``stop()``; with neither limit it runs until ``stop()``.  Root moves
-        in ``avoid`` are not searched (analysis requests); they stay pruned
-        in the kept tree, so clear it afterwards.  ``history``: the moves
+        in ``avoid`` (points, or PASS) are not searched (analysis requests,
+        a pass the player refuses); they stay pruned in the kept tree, so
+        clear it afterwards unless the position changes.  ``history``: the moves
         that led to ``board``, most recent first (the network's turns-since
         planes)."""
         if board.s[S_PASSES] >= 2:
@@ -468,8 +470,10 @@ class Search:
             if board.b[COLOR, p] == EMPTY and board.legality(p, color) == "superko":
                 allowed[p] = 0
         for p in avoid:
-            allowed[p] = 0
-        self._prune_root(allowed)
+            if p != PASS:
+                allowed[p] = 0
+        no_pass = PASS in avoid
+        self._prune_root(allowed, no_pass)
         params = params_vector(self.cfg, komi)
         pp = playout_params(self.cfg)
         nn = self.uses_network(board.size)
@@ -487,6 +491,7 @@ class Search:
             if sc.arena[0] >= sc.arena[1]:
                 tree.grant(sc.arena)
         self.stop_event.clear()
+        self.interrupted = False
         started = time.perf_counter()
         deadline = None if seconds is None else started + seconds
         stop = self.stop_event
@@ -520,6 +525,8 @@ class Search:
             stop.set()
 
         batch(self.scratch[0], 1)    # expands the root before threads race for it
+        if no_pass:
+            self._prune_root(allowed, no_pass)   # a new root got its pass child just now
         if nn:
             self._evaluate_root(board, history)
         workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
@@ -576,6 +583,9 @@ class Search:
         return out
 
     def stop(self) -> None:
+        """End the running search early (from another thread); ``interrupted``
+        tells the caller afterwards."""
+        self.interrupted = True
         self.stop_event.set()
 
     def snapshot(self, board: Board, seconds: float = 0.0) -> SearchResult:
@@ -609,9 +619,11 @@ class Search:
             return False
         done = self.sims_done()
         kids = self.tree.children(ROOT)
-        if len(kids) < 2:
-            return len(kids) == 1
-        visits = np.sort(self.tree.tf[F_VISITS, kids.start:kids.stop])
+        tf = self.tree.tf
+        searched = tf[F_PRIOR_N, kids.start:kids.stop] < 1e9     # pruned children do not count
+        visits = np.sort(tf[F_VISITS, kids.start:kids.stop][searched])
+        if len(visits) < 2:
+            return len(visits) == 1
         lead = visits[-1] - visits[-2]
         left = math.inf
         if max_sims is not None:
@@ -633,12 +645,14 @@ class Search:
                 return False
         return True
 
-    def _prune_root(self, allowed: np.ndarray) -> None:
-        """Children kept from an earlier search that superko now forbids."""
+    def _prune_root(self, allowed: np.ndarray, no_pass: bool = False) -> None:
+        """Root children that superko forbids or the caller avoids (the
+        pass too when ``no_pass``): experience that no selection overcomes,
+        and left out of the result."""
         tf = self.tree.tf
         for i in self.tree.children(ROOT):
             m = self.tree.ti[T_MOVE, i]
-            if m >= 0 and not allowed[m]:
+            if (m == PASS and no_pass) or (m >= 0 and not allowed[m]):
                 tf[F_PRIOR_N, i] = 1e9
                 tf[F_PRIOR_W, i] = 0.0
 

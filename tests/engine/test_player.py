@@ -10,14 +10,19 @@ tuples, row 0 at the bottom.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from engine.board import BLACK, COLOR, PASS, WHITE, area_score
 from engine.config import EngineConfig
+from engine.features import LEGAL
 from engine.game import format_score
-from engine.player import Player
+from engine.player import PLAY_ON, Player
 from engine.search import Candidate, SearchResult
+
+SGF = Path(__file__).parent.parent / "data" / "sgf"
 
 # A finished 9x9 game: columns A-D black (D the wall), E-J white (E the
 # wall); both sides' areas are split by walls into small regions (many eyes,
@@ -288,17 +293,18 @@ def _finished_ownership(board) -> np.ndarray:
 def test_no_pass_back_when_the_count_loses():
     """FINISHED (W+16.5 once the dead stones are off), white passes.  Even
     when the search rates black's pass best (its playouts can misjudge the
-    dead stones that the count removes), black plays its best other
-    candidate: passing would end the game lost.  With no other candidate
-    it passes."""
+    dead stones that the count removes), black plays on: passing would end
+    the game lost.  With no other candidate it passes."""
     player = player_with(FINISHED)
     player.play("w", None)
     board = player.game.board
     own = _finished_ownership(board)
     f6 = board.point(5, 5)
     cands = [Candidate(PASS, 900, 0.4, 0.1, [PASS]), Candidate(f6, 100, 0.1, 0.1, [f6])]
-    assert player._decide(BLACK, _result_with(PASS, 0.4, own, cands), False) == f6
-    assert player._decide(BLACK, _result_with(PASS, 0.4, own, cands[:1]), False) is PASS
+    assert player._decide(BLACK, _result_with(PASS, 0.4, own, cands), False) is PLAY_ON
+    alone = _result_with(PASS, 0.4, own, cands[:1])
+    assert player._decide(BLACK, alone, False) is PLAY_ON
+    assert player._search_without_pass(alone, None) is alone
 
 
 def test_unsettled_fight_is_played_out_before_passing():
@@ -318,3 +324,65 @@ def test_unsettled_fight_is_played_out_before_passing():
     assert player._decide(WHITE, _result_with(f6, 0.4, own), False) is PASS
     own[h6] = -1.0
     assert player._decide(WHITE, _result_with(f6, 0.6, own), False) is PASS
+
+
+SETTLED = FINISHED.replace(". O . X O . . X .", ". . . X O . . . .")
+
+
+def test_passes_first_only_on_a_finished_board():
+    """Nobody has passed.  SETTLED (FINISHED without its lone stones),
+    every empty point surely owned: a pass the search prefers is played by
+    white, who wins the count.  With one point left to neither side (a
+    dame: ownership 0), the pass would give that point away, so white plays
+    on; black, who loses the count, does not pass first either."""
+    player = player_with(SETTLED)
+    board = player.game.board
+    own = _finished_ownership(board)
+    f6 = board.point(5, 5)
+    cands = [Candidate(PASS, 900, 0.9, 0.1, [PASS]), Candidate(f6, 100, 0.8, 0.1, [f6])]
+    assert player.game.moves[-1][1] != PASS
+    assert player._finished(WHITE, own)
+    assert player._decide(WHITE, _result_with(PASS, 0.9, own, cands), False) is PASS
+    own[f6] = 0.0
+    assert not player._finished(WHITE, own)
+    assert player._decide(WHITE, _result_with(PASS, 0.9, own, cands), False) is PLAY_ON
+    # finished, but the count loses (black: 36 - 45 - 7.5): no pass first
+    own[f6] = -1.0
+    cands = [Candidate(PASS, 900, 0.3, 0.1, [PASS]), Candidate(f6, 100, 0.2, 0.1, [f6])]
+    assert player._finished(BLACK, own)
+    assert player._decide(BLACK, _result_with(PASS, 0.3, own, cands), False) is PLAY_ON
+
+
+class FondOfTheKo:
+    """A policy network stand-in that puts 57% on C9 and 35% on B8 (the ko
+    in the upper left of the game below, as the network small6 did) and a
+    trace on every other legal point."""
+
+    def supports(self, size: int) -> bool:
+        return size == 9
+
+    def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
+        p = (planes[:, LEGAL].reshape(len(planes), -1) > 0).astype(np.float32) * 0.001
+        p[:, 0 * 9 + 2] = 0.57     # C9 (row 0 is the top)
+        p[:, 1 * 9 + 1] = 0.35     # B8
+        return p / p.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_no_pass_with_borders_open(seed):
+    """The game pass-at-move-66-vs-pachi-9x9.sgf, before move 66, White to
+    play: the engine passed there against Pachi with F4 open and its big
+    group in the upper left unsettled, and lost by 21.5.  With priors on
+    the ko (C9, B8), whose playouts lose, RAVE starved every other move of
+    visits and the pass, rated by playouts that miss the kill, took them
+    all (a pass at 10,000 rollouts for these seeds before the fix).  Black
+    has not passed and points are open, so White plays on: the search
+    goes on without the pass."""
+    player = Player(EngineConfig(board_size=9, seed=seed, rollouts=10000), FondOfTheKo())
+    player.loadsgf(str(SGF / "pass-at-move-66-vs-pachi-9x9.sgf"), 66)
+    board = player.game.board
+    assert board.to_move == WHITE
+    assert not player._finished(WHITE, player.ownership())
+    move = player.genmove("w")
+    assert move is not None and move != "resign"
+    assert player.last_result.move != PASS
