@@ -247,6 +247,7 @@ class Analysis:
         search = self.player.search
         board = self._board(color)
         done = threading.Event()
+        sent = threading.Event()
         interval = max(MIN_INTERVAL, self.live_interval)
 
         def monitor() -> None:
@@ -257,6 +258,7 @@ class Analysis:
                     rep = self.make_report(board, search.snapshot(board))
                     if rep.moves:
                         self.live(rep)
+                        sent.set()
                 except Exception:  # noqa: BLE001 - graphics must never cost the move
                     log.exception("live graphics failed")
 
@@ -267,7 +269,8 @@ class Analysis:
         finally:
             done.set()
             thread.join()
-            self.live(None)
+            if sent.is_set():
+                self.live(None)             # CLEAR only what was drawn
 
     def interrupt(self) -> None:
         """Cut the running search short (GTP quit or GoGui interrupt)."""

@@ -432,22 +432,27 @@ class GuiSource(Protocol):
 
 
 def gfx_lines(report: AnalysisReport, size: int, top: int = 8) -> list[str]:
-    """GoGui gfx for a search report: visits of the best moves as labels,
-    the best one marked, the principal variation, and a status text."""
+    """GoGui gfx for a search report: the visits of the best moves as labels,
+    the best one marked, its principal variation, and a status text.  GoGui
+    draws the variation as numbered stones that hide any label on their
+    points, so only the candidates the variation leaves uncovered are
+    labelled (the best move's visits are in the text)."""
     moves = [m for m in report.moves if m.visits > 0]
+    if not moves:
+        return []
+    best = moves[0]
+    covered = {v for v in best.pv if v is not None}
     lines = []
-    on_board = [m for m in moves[:top] if m.move is not None]
-    if on_board:
+    labelled = [m for m in moves[:top] if m.move is not None and m.move not in covered]
+    if labelled:
         lines.append("LABEL " + " ".join(f"{format_vertex(m.move, size)} {m.visits}"
-                                         for m in on_board))
-    if moves:
-        best = moves[0]
-        if best.move is not None:
-            lines.append(f"SQUARE {format_vertex(best.move, size)}")
-        lines.append("VAR " + _var(report.color, best.pv, size))
-        total = sum(m.visits for m in moves)
-        lines.append(f"TEXT {format_vertex(best.move, size)} winrate {best.winrate:.3f}"
-                     f" visits {best.visits}/{total}")
+                                         for m in labelled))
+    if best.move is not None:
+        lines.append(f"SQUARE {format_vertex(best.move, size)}")
+    lines.append("VAR " + _var(report.color, best.pv, size))
+    total = sum(m.visits for m in moves)
+    lines.append(f"TEXT {format_vertex(best.move, size)} winrate {best.winrate:.3f}"
+                 f" visits {best.visits}/{total}")
     return lines
 
 
@@ -468,14 +473,27 @@ def _var(color: str, pv: Sequence[Move], size: int) -> str:
     return " ".join(out)
 
 
-def add_gogui_commands(reg: Registry, gui: GuiSource, prefix: str = "") -> None:
-    """Register ``gogui-analyze_commands``, ``gogui-interrupt`` and the
-    display commands it lists (names start with *prefix*):
+GFX_MOVES = 10
+"""Moves shown by the GoGui prior, visit and winrate displays."""
 
-    * ``PREFIXpriors [color]`` (gfx): the prior (policy) of every move as
-      INFLUENCE, scaled so the best is 1, and the best few as labels (%);
+WINRATE_MIN_SHARE = 0.1
+"""A move's winrate is shown once it has this share of the most visited
+move's visits (Lizzie hides statistics below the same ratio)."""
+
+
+def add_gogui_commands(reg: Registry, gui: GuiSource, prefix: str = "") -> None:
+    """Register ``gogui-analyze_commands``, ``gogui-interrupt``, ``cputime``
+    and the display commands it lists (names start with *prefix*):
+
+    * ``PREFIXpriors [color]`` (gfx): the prior (policy) of the best
+      GFX_MOVES moves of at least 1%, as INFLUENCE (scaled so the best is
+      1) and as labels (%): every mark has its label;
     * ``PREFIXvisits [color]`` / ``PREFIXwinrates [color]`` (pspairs): the
-      visits / winrate (%) of the searched moves;
+      visits / winrate (%) of the most visited moves (winrates only of
+      those with WINRATE_MIN_SHARE of the most visited one's visits: a
+      handful of visits gives a meaningless extreme);
+    * ``cputime``: the CPU seconds this process has used, all threads
+      (gogui-twogtp's and gogui-regress's CPU times);
     * ``PREFIXpv [color]`` (gfx): the principal variation as VAR;
     * ``PREFIXownership`` (dboard): +1 black .. -1 white;
     * ``PREFIXparams [key value]`` (param): engine parameters;
@@ -498,20 +516,23 @@ def add_gogui_commands(reg: Registry, gui: GuiSource, prefix: str = "") -> None:
 
     def priors(color: str | None) -> str:
         values = gui.priors(color)
-        if not values:
+        ranked = sorted(((p, v) for p, v in values.items() if round(100 * v) >= 1),
+                        key=lambda kv: (-kv[1], kv[0]))[:GFX_MOVES]
+        if not ranked:
             return ""
-        top = max(values.values()) or 1.0
-        ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+        top = ranked[0][1]
         influence = " ".join(f"{format_vertex(p, size())} {v / top:.2f}" for p, v in ranked)
-        labels = " ".join(f"{format_vertex(p, size())} {round(100 * v)}" for p, v in ranked[:5])
+        labels = " ".join(f"{format_vertex(p, size())} {round(100 * v)}" for p, v in ranked)
         return f"INFLUENCE {influence}\nLABEL {labels}"
 
     def pairs(color: str | None, what: str) -> str:
         report = gui.report(color)
-        moves = [m for m in report.moves if m.visits > 0 and m.move is not None][:10]
+        moves = [m for m in report.moves if m.visits > 0 and m.move is not None][:GFX_MOVES]
         if what == "visits":
             return " ".join(f"{format_vertex(m.move, size())} {m.visits}" for m in moves)
-        return " ".join(f"{format_vertex(m.move, size())} {round(100 * m.winrate)}" for m in moves)
+        most = max((m.visits for m in moves), default=0)
+        return " ".join(f"{format_vertex(m.move, size())} {round(100 * m.winrate)}" for m in moves
+                        if m.visits >= WINRATE_MIN_SHARE * most)
 
     def pv(color: str | None) -> str:
         report = gui.report(color)
@@ -533,6 +554,7 @@ def add_gogui_commands(reg: Registry, gui: GuiSource, prefix: str = "") -> None:
         return ""
 
     reg.add("gogui-analyze_commands", lambda: "\n".join(entries()))
+    reg.add("cputime", lambda: f"{time.process_time():.3f}")
     reg.add("gogui-interrupt", lambda: "")   # the work is done by "# interrupt" lines
     reg.add(f"{prefix}priors", priors, args=(Optional(Color),))
     reg.add(f"{prefix}visits", lambda color: pairs(color, "visits"), args=(Optional(Color),))

@@ -241,6 +241,16 @@ def test_live_graphics_during_genmove() -> None:
     assert len(got) == len(reports) + 1
 
 
+def test_no_clear_without_graphics() -> None:
+    """Live graphics on, but the move is chosen before the first report is
+    due: nothing is drawn, so no CLEAR is sent either."""
+    got: list = []
+    a = make("--rollouts", "200")
+    a.live, a.live_interval = got.append, 5.0
+    a.genmove("b")
+    assert got == []
+
+
 def test_pondering_after_genmove() -> None:
     a = make()
     a.ponder = True

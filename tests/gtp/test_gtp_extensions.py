@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,6 +225,39 @@ def test_gogui_displays() -> None:
     assert reg.call("t-ownership") == "\n1.00 0.50 0.00\n-0.25 0.00 0.25\n-1.00 0.00 1.00"
 
 
+class SparseGui(FakeGui):
+    """A GUI source with a tiny prior and a barely visited move."""
+
+    def priors(self, color):
+        return {(0, 0): 0.2, (1, 1): 0.79, (2, 2): 0.004}
+
+    def report(self, color):
+        return Report("b", [Move((1, 1), 300, 0.72, 0.79, 0.7, [(1, 1)], 0.0),
+                            Move((0, 0), 30, 0.55, 0.2, 0.4, [(0, 0)], 0.0),
+                            Move((2, 2), 10, 0.90, 0.004, 0.3, [(2, 2)], 0.0)], [0.0] * 9)
+
+
+def test_gogui_displays_leave_out_what_means_nothing() -> None:
+    """The prior map marks only moves it labels (C3's 0.4% would be an
+    unlabelled speck); the winrate map leaves out C3's 90% at 10 visits
+    (under a tenth of B2's 300), the visit map keeps it."""
+    reg = standard_registry(FakePlayer(size=3))
+    add_gogui_commands(reg, SparseGui(), prefix="t-")
+    assert reg.call("t-priors").split("\n") == ["INFLUENCE B2 1.00 A1 0.25", "LABEL B2 79 A1 20"]
+    assert reg.call("t-winrates") == "B2 72 A1 55"
+    assert reg.call("t-visits") == "B2 300 A1 30 C3 10"
+
+
+def test_cputime_counts_this_process() -> None:
+    reg, _, _ = full_registry()
+    before = float(reg.call("cputime"))
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    after = float(reg.call("cputime"))
+    assert 0.0 <= before and after - before >= 0.04
+
+
 def test_gogui_params() -> None:
     reg, _, _ = full_registry()
     assert reg.call("t-params") == "[string] rollouts 100\n[bool] ponder 0"
@@ -237,8 +271,10 @@ def test_live_gfx_blocks() -> None:
     block = live_gfx(sample_report("w"), 3)
     lines = block.split("\n")
     assert lines[0] == "gogui-gfx:" and block.endswith("\n\n")
-    assert "LABEL B2 30 A3 3" in lines and "SQUARE B2" in lines
+    # the PV's numbered stones cover B2, A1 and C3: only A3's label would show
+    assert "LABEL A3 3" in lines and "SQUARE B2" in lines
     assert "VAR w B2 b A1 w PASS b C3" in lines
+    assert "TEXT B2 winrate 0.610 visits 30/38" in lines
     assert live_gfx(None, 3) == "gogui-gfx: CLEAR\n"
     assert gfx_lines(Report("b", []), 3) == []
 
