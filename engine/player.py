@@ -298,6 +298,26 @@ class Player:
                 return False
         return True
 
+    def pass_faults(self, color: str) -> list[str]:
+        """Why a pass by ``color`` in the current position breaks the rules
+        genmove follows (empty when it does not): the count with dead
+        stones removed loses, or, when the opponent has not just passed,
+        points are still open or a fight unsettled.  Judged by the ownership
+        of the last search of this position, else of a short one."""
+        c = _COLORS[color]
+        own = self.ownership()
+        sign = 1 if c == BLACK else -1
+        faults = []
+        margin = sign * self._score_with_dead_removed(own)
+        if margin < 0:
+            faults.append(f"the count loses by {-margin:g}")
+        if not (self.game.moves and self.game.moves[-1][1] == PASS):
+            if self._unsettled(own):
+                faults.append("stones still in a fight")
+            elif not self._finished(c, own):
+                faults.append("points still open")
+        return faults
+
     def _unsettled(self, own: np.ndarray) -> bool:
         """Stones the playouts neither keep alive nor capture at least
         UNSETTLED_THRESHOLD of the time, seki (nearly even) left out."""

@@ -1,0 +1,78 @@
+"""bench.passes flags passes made while points are open or the count
+loses, and leaves the passes of a finished game alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import passes
+
+SGF = Path(__file__).resolve().parent.parent / "data" / "sgf"
+
+# Black owns columns A-D (36 points), white E-J (45), every region closed:
+# a finished 9x9 game, W+1.5 with komi 7.5.
+FINISHED = [
+    ". . . X O . . . .",
+    "X X X X O O O O O",
+    ". . . X O . . . .",
+    ". . . X O . . . .",
+    ". . . X O . . . .",
+    "X X X X O O O O O",
+    ". . . X O . . . .",
+    "X X X X O O O O O",
+    ". . . X O . . . .",
+]
+
+
+def finished_record(path: Path, first: str) -> Path:
+    """FINISHED as setup stones, then two passes, ``first`` passing first;
+    black is 'Other', white 'delayed-go'."""
+    letters = "abcdefghi"
+    ab, aw = [], []
+    for row, line in enumerate(FINISHED):
+        for col, ch in enumerate(line.split()):
+            if ch != ".":
+                (ab if ch == "X" else aw).append(f"[{letters[col]}{letters[row]}]")
+    second = "b" if first == "w" else "w"
+    path.write_text(f"(;FF[4]GM[1]SZ[9]KM[7.5]RU[Chinese]PB[Other]PW[delayed-go]"
+                    f"AB{''.join(ab)}AW{''.join(aw)}PL[{first.upper()}]"
+                    f";{first.upper()}[];{second.upper()}[])")
+    return path
+
+
+def test_flags_the_pass_with_borders_open(capsys, tmp_path) -> None:
+    """The game of the case study: White (the engine) passed at move 66
+    with its upper-left group unsettled and at move 88 with the count lost;
+    Black's final pass, answering a pass with the count won, is fine."""
+    out = tmp_path / "found.json"
+    rc = passes.main([str(SGF / "pass-at-move-66-vs-pachi-9x9.sgf"), "--json", str(out)])
+    assert rc == 1
+    found = json.loads(out.read_text())
+    assert found["passes"] == 3
+    assert [(f["move"], f["color"]) for f in found["premature"]] == [(66, "w"), (88, "w")]
+    assert "the count loses by 21.5" in found["premature"][1]["faults"]
+    assert "2 premature" in capsys.readouterr().out
+
+
+def test_finished_game_passes_are_fine(tmp_path) -> None:
+    """White, who wins the count, passes first on a finished board: fine.
+    Black's answering pass loses the count and is flagged unless only
+    white's passes are checked (--player)."""
+    record = finished_record(tmp_path / "finished.sgf", first="w")
+    assert passes.main([str(tmp_path), "--player", "delayed-go"]) == 0
+    out = tmp_path / "all.json"
+    assert passes.main([str(record), "--json", str(out)]) == 1
+    premature = json.loads(out.read_text())["premature"]
+    assert [(f["move"], f["color"]) for f in premature] == [(2, "b")]
+
+
+def test_bad_input(tmp_path) -> None:
+    """A missing path is a usage error; an unreadable record exits 2."""
+    with pytest.raises(SystemExit) as e:
+        passes.main([str(tmp_path / "missing.sgf")])
+    assert e.value.code == 2
+    (tmp_path / "bad.sgf").write_text("(;FF[4]SZ[9];B[zz")
+    assert passes.main([str(tmp_path / "bad.sgf")]) == 2
