@@ -190,6 +190,8 @@ def build_registry(player, options: FrontOptions | None = None):
             replace=True)
     reg.add("kgs-genmove_cleanup", lambda color: move_text(analysis.genmove(color, cleanup=True)),
             args=(Color,))
+    reg.add("reg_genmove", lambda color: move_text(player.genmove(color, play=False)),
+            args=(Color,))
     reg.add("final_status_list", lambda status: " ".join(
         format_vertex(v, size()) for v in player.final_status_list(status)), args=(Str,))
     add_analysis_commands(reg, analysis)

@@ -152,19 +152,33 @@ class Player:
         self.game.undo()
         self.search.clear()
 
-    def genmove(self, color: str, cleanup: bool = False) -> Vertex | str:
+    def genmove(self, color: str, cleanup: bool = False, play: bool = True) -> Vertex | str:
         """Search and play a move for ``color``.  With ``cleanup`` (KGS's
         kgs-genmove_cleanup) it does not pass while the opponent has dead
-        stones on the board, so that they get captured."""
+        stones on the board, so that they get captured.  ``play=False``
+        (GNU Go's reg_genmove) only answers the move: the position, and
+        whose turn it is, stay as they were."""
         c = _COLORS[color]
         game = self.game
-        if game.board.to_move != c:
+        to_move = game.board.to_move
+        if to_move != c:
             game.board.to_move = c
             self.search.clear()
         if self.config.policy_only:
             move = self._policy_move(c, cleanup)
-            self._play(c, move)
-            return self._vertex(move)
+        else:
+            move = self._search_move(c, color, cleanup)
+        if move == "resign" or not play:
+            if game.board.to_move != to_move:
+                game.board.to_move = to_move
+                self.search.clear()
+            return move if move == "resign" else self._vertex(move)
+        self._play(c, move)
+        return self._vertex(move)
+
+    def _search_move(self, c: int, color: str, cleanup: bool) -> int | str:
+        """The search's move for ``c`` (to move), with _decide's rules."""
+        game = self.game
         budget = self._budget(c)
         result = self.search.run(game.board, game.komi, max_sims=self.config.rollouts,
                                  seconds=budget, history=self.history())
@@ -175,10 +189,7 @@ class Player:
             move = _play_on(result)
         self.last_result = result
         self._log_result(color, result, move)
-        if move == "resign":
-            return "resign"
-        self._play(c, move)
-        return self._vertex(move)
+        return move
 
     def move_probabilities(self, color: int | None = None) -> dict[int, float]:
         """The network's probability of each legal move (empty without one)."""

@@ -46,7 +46,7 @@ STANDARD_COMMANDS = {
     "final_score", "fixed_handicap", "place_free_handicap", "set_free_handicap",
     "loadsgf", "printsgf", "time_settings", "time_left",
 }
-EXTENSIONS = {"final_status_list", "kgs-genmove_cleanup"}
+EXTENSIONS = {"final_status_list", "kgs-genmove_cleanup", "reg_genmove"}
 SCORE_RE = re.compile(r"^(?:[BW]\+\d+(?:\.\d+)?|0)$")
 
 
@@ -387,6 +387,20 @@ def test_kgs_genmove_cleanup_answers_a_move() -> None:
     e.ok("boardsize 7")
     e.play_all("b D4", "w C3")
     assert_move_answer(e.ok("kgs-genmove_cleanup b"), 7)
+
+
+def test_reg_genmove_answers_without_playing() -> None:
+    """GNU Go's reg_genmove (regression suites): a move, nothing played,
+    the same player still to move, also when asked for the other colour."""
+    e = Engine()
+    e.ok("boardsize 7")
+    e.play_all("b D4")
+    before = e.ok("showboard")
+    assert_move_answer(e.ok("reg_genmove w"), 7)
+    assert_move_answer(e.ok("reg_genmove b"), 7)
+    assert e.ok("showboard") == before
+    assert_move_answer(e.ok("genmove w"), 7)    # white was still to move
+    assert e.ok("showboard") != before
 
 
 def test_seeded_genmove_is_reproducible() -> None:
