@@ -4,15 +4,19 @@
         [--engine "python -m engine.gtp --rollouts 10000 --quiet"]
         [--opponent "/usr/games/gnugo --mode gtp --level 10 --chinese-rules"]
         [--sgf-dir DIR] [--parallel K] [--max-moves M] [--timeout SEC]
-        [--startup-timeout SEC] [--clock SPEC] [--json FILE]
+        [--startup-timeout SEC] [--clock SPEC] [--engine-setup CMD]...
+        [--opponent-setup CMD]... [--json FILE]
 
 Game ``i`` (0-based) gives the engine under test Black when ``i`` is even,
 White when odd.  Both programs are started afresh for every game (a crash
 or hang cannot leak into the next game) and get ``boardsize``,
-``clear_board`` and ``komi``; then ``genmove`` goes to the side to move and
-its answer is passed to the other side with ``play`` (``pass`` as
-``pass``).  A leading ``python`` in either command line means this
-interpreter (``sys.executable``).
+``clear_board`` and ``komi``, then the ``--engine-setup`` /
+``--opponent-setup`` commands (repeatable: rules, threads or time per move
+of programs that take them as GTP commands, such as Fuego's ``go_rules
+chinese``; a refused one forfeits the game like any refused command); then
+``genmove`` goes to the side to move and its answer is passed to the other
+side with ``play`` (``pass`` as ``pass``).  A leading ``python`` in either
+command line means this interpreter (``sys.executable``).
 
 How a game ends:
 
@@ -222,6 +226,7 @@ class MatchConfig:
     sgf_dir: Path = Path("runs")
     games: int = 1
     clock: ClockSpec | None = None
+    setup: dict[str, list[str]] | None = None   # role -> GTP commands after komi
 
 
 def split_command(text: str) -> list[str]:
@@ -424,6 +429,8 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             p.send(f"boardsize {size}")
             p.send("clear_board")
             p.send(f"komi {komi:g}")
+            for command in (cfg.setup or {}).get(role, []):
+                p.send(command)
             if cfg.clock is not None:
                 kgs = p.send("known_command kgs-time_settings").strip() == "true"
                 p.send(cfg.clock.kgs() if kgs else cfg.clock.gtp())
@@ -718,8 +725,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clock", default=None, metavar="SPEC",
                     help="clock for both sides: 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS' "
                          "or 'canadian MAIN PERIOD STONES' (seconds; default: no clock)")
+    ap.add_argument("--engine-setup", action="append", default=[], metavar="COMMAND",
+                    help="GTP command sent to the engine after komi in every game "
+                         "(repeatable)")
+    ap.add_argument("--opponent-setup", action="append", default=[], metavar="COMMAND",
+                    help="GTP command sent to the opponent after komi in every game "
+                         "(repeatable), e.g. Fuego's 'go_rules chinese'")
     ap.add_argument("--json", help="also write the summary and every game's record here")
     args = ap.parse_args(argv)
+    for command in args.engine_setup + args.opponent_setup:
+        if not command.strip() or "\n" in command:
+            ap.error(f"bad setup command {command!r}: one GTP command, not empty")
     try:
         clock = ClockSpec.parse(args.clock) if args.clock is not None else None
     except ValueError as e:
@@ -745,7 +761,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = MatchConfig(engine=engine, opponent=opponent, size=args.size, komi=args.komi,
                       max_moves=max_moves, timeout=args.timeout,
                       startup_timeout=args.startup_timeout, sgf_dir=sgf_dir, games=args.games,
-                      clock=clock)
+                      clock=clock, setup={"engine": args.engine_setup,
+                                          "opponent": args.opponent_setup})
     print(f"match: {args.games} games, SGF to {sgf_dir}/", file=sys.stderr, flush=True)
     started = time.perf_counter()
     records = run_match(cfg, args.parallel)
@@ -760,7 +777,8 @@ def main(argv: list[str] | None = None) -> int:
                           "komi": args.komi, "games": args.games, "parallel": args.parallel,
                           "max_moves": max_moves, "timeout": args.timeout,
                           "startup_timeout": args.startup_timeout, "sgf_dir": str(sgf_dir),
-                          "clock": args.clock},
+                          "clock": args.clock, "engine_setup": args.engine_setup,
+                          "opponent_setup": args.opponent_setup},
                "summary": summary, "games": records}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

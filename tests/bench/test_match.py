@@ -307,3 +307,16 @@ def test_a_program_over_its_clock_loses_on_time(tmp_path, stub):
     # every genmove is timed, the one that overran too: the slow side's mean shows it
     assert r["thinking"]["engine"]["moves"] == 3 and r["thinking"]["opponent"]["moves"] == 2
     assert s["seconds_per_move"]["engine"] >= 0.5 > s["seconds_per_move"]["opponent"]
+
+
+def test_setup_commands_follow_komi(tmp_path, stub):
+    """--opponent-setup commands reach the opponent in every game; one it
+    refuses forfeits the game, recorded as such."""
+    ok = run(config(tmp_path, stub("random", 4, 3), stub("random", 4, 5), games=2,
+                    setup={"opponent": ["time_settings 0 1 0"]}))
+    assert all(r.get("error") is None for r in ok)
+    bad = run(config(tmp_path, stub("random", 4, 3), stub("random", 4, 5), games=2,
+                     setup={"opponent": ["go_rules chinese"]}))
+    assert all(r["error"]["side"] == "opponent" and r["error"]["kind"] == "refused"
+               for r in bad)
+    assert all("go_rules chinese" in r["error"]["message"] for r in bad)
