@@ -244,9 +244,8 @@ class Player:
         """The search's choice, with the rules around it: resign when lost;
         when the opponent passed, pass if the count wins and play on if it
         loses; pass first only on a finished board that the count wins; in
-        cleanup mode no pass
-        while the opponent has dead stones.  PLAY_ON: the search's best move
-        other than a pass."""
+        cleanup mode no pass while the opponent has dead stones.  PLAY_ON:
+        the search's best move other than a pass."""
         game = self.game
         sign = 1 if c == BLACK else -1
         if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
@@ -287,8 +286,8 @@ class Player:
         game = self.game
         sims = max(self.config.rollouts - result.sims, self.config.rollouts // 4, 1)
         seconds = None if budget is None else max(budget - result.seconds, budget / 4)
-        log.info("genmove: the search prefers a pass with points still open (winrate %.3f): "
-                 "searching on without it", result.winrate)
+        log.info("genmove: the search prefers a pass that the rules above refuse here "
+                 "(winrate %.3f): searching on without it", result.winrate)
         return self.search.run(game.board, game.komi, max_sims=sims, seconds=seconds,
                                avoid=(PASS,), history=self.history())
 
