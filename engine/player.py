@@ -28,7 +28,6 @@ log = logging.getLogger("engine")
 
 _COLORS = {"b": BLACK, "w": WHITE}
 OWNERSHIP_ROLLOUTS = 3000   # playouts behind final_score / final_status_list when no search is at hand
-POLICY_ONLY_ROLLOUTS = 1000 # playouts a policy-only player spends judging the score before it passes
 DEAD_THRESHOLD = 0.5        # a stone is dead when the other colour owns its point this surely
 SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is in seki
 UNSETTLED_THRESHOLD = 0.8   # a stone owned less surely than this (and not seki) is still in a fight
@@ -221,13 +220,9 @@ class Player:
         else:
             move = next(allowed, PASS)
         if game.moves and game.moves[-1][1] == PASS:
-            key = position_key(board)
-            result = self.search.run(board, game.komi,
-                                     max_sims=min(self.config.rollouts, POLICY_ONLY_ROLLOUTS))
-            self._ownership = (key, result.ownership)
-            dead = [p for p in self._dead_stones(result.ownership) if board.color(p) != c]
-            sign = 1 if c == BLACK else -1
-            if sign * self._score_with_dead_removed(result.ownership) > 0 and not (cleanup and dead):
+            margin, own = self._count_after_pass(c)
+            dead = [p for p in self._dead_stones(own) if board.color(p) != c]
+            if margin > 0 and not (cleanup and dead):
                 move = PASS
         best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
         log.info("genmove %s (policy only): %s in %.3fs | %s", "b" if c == BLACK else "w",
@@ -260,7 +255,8 @@ class Player:
                 # that the opponent's dead-stone list cannot differ from ours
                 if not (result.move != PASS and result.winrate >= 0.5
                         and self._unsettled(result.ownership)):
-                    return PASS
+                    # ... and by the count the game will be scored with
+                    return PASS if self._count_after_pass(c)[0] > 0 else PLAY_ON
             elif result.move == PASS:
                 # the count loses: passing would end the game lost, however
                 # the playouts rate it
@@ -273,6 +269,22 @@ class Player:
             # invites the opponent's game-ending pass: play on
             return PLAY_ON
         return result.move
+
+    def _count_after_pass(self, c: int) -> tuple[float, np.ndarray]:
+        """(margin for ``c``, ownership) by the count that final_score and
+        final_status_list give once ``c`` has passed: a short search of the
+        position after the pass, the opponent to move, kept for them.  The
+        genmove search's own ownership can differ: its tree, sure that the
+        pass ends the game, leaves the fight to random playouts, where the
+        opponent's killing move is rarely found."""
+        after = self.game.board.copy()
+        after.play(PASS, c)
+        result = self.search.run(after, self.game.komi,
+                                 max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
+                                 history=(PASS,) + self.history())
+        self._ownership = (position_key(after), result.ownership)
+        sign = 1 if c == BLACK else -1
+        return sign * self._score_with_dead_removed(result.ownership), result.ownership
 
     def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
         """When the player must play on but the search liked a pass best:

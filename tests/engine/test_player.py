@@ -386,3 +386,21 @@ def test_no_pass_with_borders_open(seed):
     move = player.genmove("w")
     assert move is not None and move != "resign"
     assert player.last_result.move != PASS
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_no_pass_back_when_the_final_count_loses(seed):
+    """pass-back-lost-vs-fuego-9x9.sgf, before move 76: Fuego (Black) has
+    passed; White's upper-left group (B9-A4) dies to a ko that Black
+    starts at D9.  The genmove search rated White's pass back at 0.55 (its
+    tree leaves the fight after the double pass to random playouts), so the
+    engine passed and final_score then counted B+27.5, as GNU Go does.  The
+    count of the position after White's pass, the one final_score uses,
+    loses: White plays on."""
+    player = Player(EngineConfig(board_size=9, seed=seed, rollouts=10000))
+    player.loadsgf(str(SGF / "pass-back-lost-vs-fuego-9x9.sgf"), 76)
+    assert player.game.moves[-1] == (BLACK, PASS)
+    margin, _ = player._count_after_pass(WHITE)
+    assert margin < 0
+    move = player.genmove("w")
+    assert move is not None and move != "resign"
