@@ -29,6 +29,7 @@ from pathlib import Path
 
 from sgfmill import sgf as sgfmill_sgf
 
+from engine.board import BLACK, PASS
 from engine.config import EngineConfig
 from engine.player import Player
 
@@ -65,9 +66,9 @@ def check_game(path: Path, player_name: str | None, rollouts: int, seed: int) ->
     moves = list(engine.game.moves)       # (colour, point) of the whole main line
     judged, flagged = 0, []
     for i, (c, p) in enumerate(moves):
-        if p >= 0:
+        if p != PASS:
             continue
-        color = "b" if c == 1 else "w"
+        color = "b" if c == BLACK else "w"
         if player_name and player_name.lower() not in who[color].lower():
             continue
         engine.loadsgf(str(path), i + 1)  # the position before move i + 1 (1-based)

@@ -219,7 +219,7 @@ class Player:
                     else moves[0] if moves else PASS)
         else:
             move = next(allowed, PASS)
-        if game.moves and game.moves[-1][1] == PASS:
+        if self._opponent_passed():
             margin, own = self._count_after_pass(c)
             dead = [p for p in self._dead_stones(own) if board.color(p) != c]
             if margin > 0 and not (cleanup and dead):
@@ -242,14 +242,13 @@ class Player:
         cleanup mode no pass while the opponent has dead stones.  PLAY_ON:
         the search's best move other than a pass."""
         game = self.game
-        sign = 1 if c == BLACK else -1
         if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
                 and len(game.moves) > game.size):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
             return PLAY_ON
-        if game.moves and game.moves[-1][1] == PASS:
-            if sign * self._score_with_dead_removed(result.ownership) > 0:
+        if self._opponent_passed():
+            if self._margin(c, result.ownership) > 0:
                 # the count wins; but a fight the playouts have not settled is
                 # played out first while the search still likes its move, so
                 # that the opponent's dead-stone list cannot differ from ours
@@ -261,8 +260,8 @@ class Player:
                 # the count loses: passing would end the game lost, however
                 # the playouts rate it
                 return PLAY_ON
-        elif result.move == PASS and not (self._finished(c, result.ownership) and
-                                          sign * self._score_with_dead_removed(result.ownership) > 0):
+        elif result.move == PASS and not (self._finished(c, result.ownership)
+                                          and self._margin(c, result.ownership) > 0):
             # a pass while points are still open gives them away (the
             # playouts after a pass can misjudge a fight, and RAVE can
             # starve the real moves of visits), and one on a lost count
@@ -283,8 +282,7 @@ class Player:
                                  max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
                                  history=(PASS,) + self.history())
         self._ownership = (position_key(after), result.ownership)
-        sign = 1 if c == BLACK else -1
-        return sign * self._score_with_dead_removed(result.ownership), result.ownership
+        return self._margin(c, result.ownership), result.ownership
 
     def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
         """When the player must play on but the search liked a pass best:
@@ -309,16 +307,16 @@ class Player:
         neither side (UNSETTLED_THRESHOLD) where ``c`` can play without
         putting its own chain in atari: a dame, an open border.  The shared
         liberties of a seki are self-atari for both and do not count."""
-        if self._unsettled(own):
-            return False
+        return not self._unsettled(own) and not self._open_point(c, own)
+
+    def _open_point(self, c: int, own: np.ndarray) -> bool:
+        """An empty point left to neither side where ``c`` can play without
+        self-atari (see _finished)."""
         board = self.game.board
         b, s = board.b, board.s
-        for p in board.points():
-            if (board.color(p) == EMPTY and abs(own[p]) < UNSETTLED_THRESHOLD
-                    and not is_eyeish(b, s, p, c) and board.legality(p, c) is None
-                    and libs_after(b, s, p, c) >= 2):
-                return False
-        return True
+        return any(board.color(p) == EMPTY and abs(own[p]) < UNSETTLED_THRESHOLD
+                   and not is_eyeish(b, s, p, c) and board.legality(p, c) is None
+                   and libs_after(b, s, p, c) >= 2 for p in board.points())
 
     def pass_faults(self, color: str) -> list[str]:
         """Why a pass by ``color`` in the current position breaks the rules
@@ -328,17 +326,24 @@ class Player:
         of the last search of this position, else of a short one."""
         c = _COLORS[color]
         own = self.ownership()
-        sign = 1 if c == BLACK else -1
         faults = []
-        margin = sign * self._score_with_dead_removed(own)
+        margin = self._margin(c, own)
         if margin < 0:
             faults.append(f"the count loses by {-margin:g}")
-        if not (self.game.moves and self.game.moves[-1][1] == PASS):
+        if not self._opponent_passed():
             if self._unsettled(own):
                 faults.append("stones still in a fight")
-            elif not self._finished(c, own):
+            elif self._open_point(c, own):
                 faults.append("points still open")
         return faults
+
+    def _opponent_passed(self) -> bool:
+        """The last move of the game was a pass."""
+        return bool(self.game.moves) and self.game.moves[-1][1] == PASS
+
+    def _margin(self, c: int, own: np.ndarray) -> float:
+        """The count with dead stones removed, from ``c``'s side (positive: a win)."""
+        return (1 if c == BLACK else -1) * self._score_with_dead_removed(own)
 
     def _unsettled(self, own: np.ndarray) -> bool:
         """Stones the playouts neither keep alive nor capture at least
