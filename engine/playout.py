@@ -18,7 +18,7 @@ from numba import njit
 from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, MAX_CHAIN, NEXT, NROWS,
                           NSCALARS, PASS, S_LAST, S_N, S_NEMPTY, S_PASSES, S_STAMP,
                           S_TO_MOVE, S_W, SIZE,
-                          WHITE, chain_liberty, is_eyeish, is_legal,
+                          WHITE, chain_liberty, copy_board, copy_rows, is_eyeish, is_legal,
                           libs_after, new_stamp, other_liberty, play, rng_below, rng_next)
 from engine.patterns import pattern_code
 
@@ -94,8 +94,7 @@ def run_light_playouts(b0, s0, zob, rng, n, b, s):
     total = 0
     w = s0[S_W]
     for _ in range(n):
-        b[:, : w * w] = b0[:, : w * w]
-        s[:] = s0[:]
+        copy_board(b0, s0, b, s)
         total += light_playout(b, s, zob, rng, 3 * w * w)
     return total
 
@@ -218,18 +217,17 @@ def ladder_captured(lb, ls, zob, stone):
 
 
 @njit(nogil=True, cache=True)
-def copy_board(b, s, lb, ls):
+def copy_for_reading(b, s, lb, ls):
     """Copy (b, s) to the reader's board (lb, ls) for a ladder read, the
     rows the read looks at only: stones and chains.  The empty-point list
     is not copied (no read looks at it; play keeps its indices in range on
     lb whatever it holds), and lb keeps its own marks, its stamp going on
     above both boards' stamps so that no old mark reads as fresh.  The
     copy is the read's main cost on 19x19."""
-    npts = s[S_W] * s[S_W]
-    for r in (COLOR, HEAD, NEXT, LIBS, SIZE):
-        lb[r, :npts] = b[r, :npts]
     stamp = max(ls[S_STAMP], s[S_STAMP])
-    ls[:] = s[:]
+    copy_rows(b, lb, SIZE + 1, s[S_W] * s[S_W])     # COLOR, HEAD, NEXT, LIBS, SIZE
+    for i in range(NSCALARS):
+        ls[i] = s[i]
     ls[S_STAMP] = stamp
 
 
@@ -238,7 +236,7 @@ def escape_fails(b, s, zob, stone, lb, ls):
     """The chain of ``stone`` is in atari with its owner to move: True when
     running out (or capturing a neighbour) does not save it from a ladder.
     Reads on (lb, ls); (b, s) is left as it was."""
-    copy_board(b, s, lb, ls)
+    copy_for_reading(b, s, lb, ls)
     return ladder_captured(lb, ls, zob, stone)
 
 
@@ -270,7 +268,7 @@ def atari_captures(b, s, zob, p, c, stone, lb, ls):
         return False                     # escapes by capturing
     if n_run <= 2 and not captures_beside(b, s, p, c, h):
         return True                      # running out leaves one liberty: a net
-    copy_board(b, s, lb, ls)
+    copy_for_reading(b, s, lb, ls)
     play(lb, ls, zob, p, c)
     if lb[LIBS, lb[HEAD, stone]] != 1:
         return False

@@ -26,7 +26,8 @@ from numba import njit
 
 from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
-                          Board, area_fill, is_eyeish, is_legal, libs_after, play)
+                          Board, area_fill, copy_board, is_eyeish, is_legal, libs_after,
+                          play)
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
@@ -217,8 +218,7 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
     nn = params[P_NN] > 0
     rank = np.int64(params[P_RANK])
     for _ in range(n_sims):
-        b[:, :npts] = rb[:, :npts]
-        s[:] = rs[:]
+        copy_board(rb, rs, b, s)
         node = ROOT
         depth = 0
         path[0] = ROOT
