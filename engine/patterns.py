@@ -85,6 +85,41 @@ def pattern_code(b, s, p, c):
     return code
 
 
+# bits of the orthogonal fields N, W, E, S, and of the diagonal fields
+_SIDES = (2, 6, 8, 12)
+_CORNERS = (0, 4, 10, 14)
+
+
+@njit(nogil=True, cache=True)
+def code_is_eye(code):
+    """:func:`engine.board.is_eyeish` read from a pattern code: every side
+    an own stone or off the board, and fewer than two of "an opponent
+    diagonal" and "on the edge"."""
+    for sh in _SIDES:
+        v = (code >> sh) & 3
+        if v == 0 or v == 2:
+            return False
+    bad = 0
+    edge = 0
+    for sh in _CORNERS:
+        v = (code >> sh) & 3
+        if v == 2:
+            bad += 1
+        elif v == 3:
+            edge = 1
+    return bad + edge < 2
+
+
+@njit(nogil=True, cache=True)
+def code_has_empty_side(code):
+    """True when a side of the point is empty: the move is then legal (no
+    suicide, and a ko point has no empty side)."""
+    for sh in _SIDES:
+        if (code >> sh) & 3 == 0:
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------
 # Symmetries (numpy, table-build time only)
 

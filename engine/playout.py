@@ -20,7 +20,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, MAX_CH
                           S_TO_MOVE, S_W, SIZE,
                           WHITE, chain_liberty, copy_board, copy_rows, is_eyeish, is_legal,
                           libs_after, new_stamp, other_liberty, play, rng_below, rng_next)
-from engine.patterns import pattern_code
+from engine.patterns import code_has_empty_side, code_is_eye, pattern_code
 
 
 @njit(nogil=True, cache=True)
@@ -222,8 +222,7 @@ def copy_for_reading(b, s, lb, ls):
     rows the read looks at only: stones and chains.  The empty-point list
     is not copied (no read looks at it; play keeps its indices in range on
     lb whatever it holds), and lb keeps its own marks, its stamp going on
-    above both boards' stamps so that no old mark reads as fresh.  The
-    copy is the read's main cost on 19x19."""
+    above both boards' stamps so that no old mark reads as fresh."""
     stamp = max(ls[S_STAMP], s[S_STAMP])
     copy_rows(b, lb, SIZE + 1, s[S_W] * s[S_W])     # COLOR, HEAD, NEXT, LIBS, SIZE
     for i in range(NSCALARS):
@@ -333,12 +332,16 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
         total = 0.0
         for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
             p = last + d
-            if b[COLOR, p] == EMPTY and not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
-                g = gammas[pattern_code(b, s, p, c)]
-                cand[n] = p
-                wts[n] = g
-                total += g
-                n += 1
+            if b[COLOR, p] != EMPTY:
+                continue
+            code = pattern_code(b, s, p, c)
+            if code_is_eye(code) or (not code_has_empty_side(code) and not is_legal(b, s, p, c)):
+                continue
+            g = gammas[code]
+            cand[n] = p
+            wts[n] = g
+            total += g
+            n += 1
         if n > 0:
             r = rng_unit(rng) * (total + pp[PP_MASS])
             if r < total:

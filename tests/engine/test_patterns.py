@@ -12,9 +12,10 @@ from sgfmill import sgf as sgfmill_sgf
 
 from engine import learn_patterns
 from engine.board import (BLACK, EMPTY, PASS, S_LAST, WALL, WHITE, ZOBRIST, Board,
-                          is_eyeish)
+                          is_eyeish, is_legal)
 from engine.patterns import (DATA_PATH, N_CODES, PATTERN_VERSION, canonical_table,
-                             load_gammas, load_metadata, pattern_code, transform_code)
+                             code_has_empty_side, code_is_eye, load_gammas, load_metadata,
+                             pattern_code, transform_code)
 
 # neighbour slots in code order
 NW, N, NE, W, E, SW, S, SE = range(8)
@@ -143,6 +144,32 @@ def test_pattern_code_matches_a_python_reference_on_random_positions():
                     for colour in (BLACK, WHITE):
                         assert pattern_code(board.b, board.s, p, colour) == \
                             _reference_code(board, p, colour)
+
+
+def test_eyes_and_legality_read_from_the_code_agree_with_the_board():
+    """The rollout policy reads eyes and sure legality off the pattern
+    code: code_is_eye is is_eyeish, and an empty side means legal."""
+    rng = np.random.default_rng(11)
+    eyes = sure = 0
+    for size in (5, 9):
+        board = Board(size)
+        for _ in range(3 * size * size):
+            c = board.to_move
+            moves = [p for p in board.legal_moves(c) if not is_eyeish(board.b, board.s, p, c)]
+            if not moves:
+                break
+            board.play(int(rng.choice(moves)), c)
+            for p in board.points():
+                if board.color(p) == EMPTY:
+                    for colour in (BLACK, WHITE):
+                        code = pattern_code(board.b, board.s, p, colour)
+                        eye = is_eyeish(board.b, board.s, p, colour)
+                        assert code_is_eye(code) == eye
+                        eyes += eye
+                        if code_has_empty_side(code):
+                            assert is_legal(board.b, board.s, p, colour)
+                            sure += 1
+    assert eyes > 50 and sure > 500         # both cases were really met
 
 
 # --------------------------------------------------------------------------
