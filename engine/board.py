@@ -59,12 +59,12 @@ def n_points(size: int) -> int:
     return (size + 2) * (size + 2)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def opponent(c):
     return 3 - c
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def clear(b, s, n):
     """Empty board of size n; b must hold at least (n+2)^2 points."""
     w = n + 2
@@ -90,7 +90,7 @@ def clear(b, s, n):
     s[S_STAMP] = 1
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def copy_rows(src, dst, nrows, npts):
     """dst[:nrows, :npts] = src[:nrows, :npts], as explicit loops: numba
     compiles these to vector copies, its slice assignment of a 2-D array to
@@ -102,7 +102,7 @@ def copy_rows(src, dst, nrows, npts):
             dst[r, i] = src[r, i]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def copy_board(b0, s0, b, s):
     """(b, s) = (b0, s0): every row of the points in use, and the scalars."""
     copy_rows(b0, b, NROWS, s0[S_W] * s0[S_W])
@@ -110,7 +110,7 @@ def copy_board(b0, s0, b, s):
         s[i] = s0[i]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def new_stamp(b, s):
     """A fresh mark value; resets the marks on (rare) wrap-around."""
     st = s[S_STAMP] + 1
@@ -121,7 +121,7 @@ def new_stamp(b, s):
     return st
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def count_libs(b, s, h):
     """Exact number of distinct liberties of the chain headed by h."""
     w = s[S_W]
@@ -140,7 +140,7 @@ def count_libs(b, s, h):
     return n
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def is_legal(b, s, p, c):
     """Legal for colour c under simple ko (not superko).  PASS is legal."""
     if p == PASS:
@@ -164,7 +164,7 @@ def is_legal(b, s, p, c):
     return False
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _remove_empty(b, s, p):
     i = b[EPOS, p]
     last = s[S_NEMPTY] - 1
@@ -174,7 +174,7 @@ def _remove_empty(b, s, p):
     s[S_NEMPTY] = last
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _add_empty(b, s, p):
     k = s[S_NEMPTY]
     b[EMPTIES, k] = p
@@ -182,7 +182,7 @@ def _add_empty(b, s, p):
     s[S_NEMPTY] = k + 1
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _capture(b, s, zob, h):
     """Remove the chain headed by h; neighbouring chains gain liberties."""
     w = s[S_W]
@@ -212,7 +212,7 @@ def _capture(b, s, zob, h):
     return n
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _libs_extended(b, s, p, h, c):
     """Liberties of c's chain headed by h once the single stone p joins it
     (no other chain joining, nothing captured): the chain's liberties but
@@ -236,7 +236,7 @@ def _libs_extended(b, s, p, h, c):
     return n
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def play(b, s, zob, p, c):
     """Play colour c at p (or PASS); the move must be legal.  Returns the
     number of stones captured."""
@@ -318,7 +318,7 @@ def play(b, s, zob, p, c):
     return captured
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def hash_after(b, s, zob, p, c):
     """Position hash after c plays the legal move p, without playing it
     (for positional superko checks)."""
@@ -344,7 +344,7 @@ def hash_after(b, s, zob, p, c):
     return hsh
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def libs_after(b, s, p, c):
     """Exact liberties of the chain c would have after playing the legal
     move p (friendly chains merged, captures applied), without playing it.
@@ -418,13 +418,13 @@ def libs_after(b, s, p, c):
     return n
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def chain_liberty(b, s, h):
     """One liberty of the chain headed by h (its only one when in atari)."""
     return other_liberty(b, s, h, PASS)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def other_liberty(b, s, h, first):
     """A liberty of the chain headed by h other than ``first``, or PASS
     (with ``first`` PASS: any liberty)."""
@@ -441,7 +441,7 @@ def other_liberty(b, s, h, first):
     return PASS
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def is_eyeish(b, s, p, c):
     """True if p is a single-point eye of c: every neighbour is c (or the
     edge) and the opponent holds too few diagonals to make it false."""
@@ -461,7 +461,7 @@ def is_eyeish(b, s, p, c):
     return bad + edge < 2
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def area_fill(b, s, own, stack):
     """Tromp-Taylor area: (black points, white points).  Stones count for
     their colour, empty regions for the colour that alone reaches them.
@@ -521,7 +521,7 @@ def area_score(b, s):
     return area_fill(b, s, np.zeros(n), np.empty(n, np.int32))
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def rng_next(rng):
     """xorshift64* step on a one-element uint64 state array."""
     x = rng[0]
@@ -532,7 +532,7 @@ def rng_next(rng):
     return x * np.uint64(2685821657736338717)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def rng_below(rng, n):
     """Uniform integer in [0, n)."""
     return np.int64((rng_next(rng) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))

@@ -56,7 +56,7 @@ NEIGHBOURS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 
 ORTHOGONALS = ((-1, 0), (0, -1), (0, 1), (1, 0))
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def pattern_code(b, s, p, c):
     """20-bit code of the 3x3 neighbourhood of the empty point p for colour
     c to play (see the module docstring for the layout)."""
@@ -90,7 +90,7 @@ _SIDES = (2, 6, 8, 12)
 _CORNERS = (0, 4, 10, 14)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def code_is_eye(code):
     """:func:`engine.board.is_eyeish` read from a pattern code: every side
     an own stone or off the board, and fewer than two of "an opponent
@@ -110,7 +110,7 @@ def code_is_eye(code):
     return bad + edge < 2
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def code_has_empty_side(code):
     """True when a side of the point is empty: the move is then legal (no
     suicide, and a ko point has no empty side)."""

@@ -23,7 +23,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, MAX_CH
 from engine.patterns import code_has_empty_side, code_is_eye, pattern_code
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def random_move(b, s, rng, c, sa_limit):
     """A uniformly chosen legal move for c that fills no own eye, or PASS;
     with ``sa_limit`` > 0 also none that leaves ``sa_limit`` or more own
@@ -46,7 +46,7 @@ def random_move(b, s, rng, c, sa_limit):
     return PASS
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def playout_score(b, s):
     """Area score (black minus white) of a finished playout board: stones
     plus empty points whose neighbours are all of one colour.  Exact when
@@ -74,7 +74,7 @@ def playout_score(b, s):
     return score
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def light_playout(b, s, zob, rng, max_moves):
     """Play random moves on (b, s) until two passes in a row or max_moves;
     return the final area score from black's view (without komi)."""
@@ -87,7 +87,7 @@ def light_playout(b, s, zob, rng, max_moves):
     return playout_score(b, s)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def run_light_playouts(b0, s0, zob, rng, n, b, s):
     """n playouts from (b0, s0) on the scratch board (b, s); returns the sum
     of scores (a benchmark and smoke-test driver)."""
@@ -99,13 +99,13 @@ def run_light_playouts(b0, s0, zob, rng, n, b, s):
     return total
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def rng_unit(rng):
     """Uniform float in [0, 1)."""
     return (rng_next(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def self_atari_size(b, s, p, c):
     """Stones c would leave in atari by playing p (0 if the move is safe).
     Cheap when p has two or more empty neighbours, the common case."""
@@ -155,7 +155,7 @@ class PlayoutScratch:
         self.ls = np.zeros(NSCALARS, np.int64)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def counter_capture(b, s, h):
     """The liberty of an opponent chain in atari next to the chain headed
     by h (capturing it gives h a liberty), or PASS."""
@@ -173,7 +173,7 @@ def counter_capture(b, s, h):
     return PASS
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def ladder_captured(lb, ls, zob, stone):
     """Read the ladder on the scratch board (lb, ls), which it plays on: the
     chain of ``stone`` is in atari and its owner is to move.  The defender
@@ -216,7 +216,7 @@ def ladder_captured(lb, ls, zob, stone):
     return False
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def copy_for_reading(b, s, lb, ls):
     """Copy (b, s) to the reader's board (lb, ls) for a ladder read, the
     rows the read looks at only: stones and chains.  The empty-point list
@@ -230,7 +230,7 @@ def copy_for_reading(b, s, lb, ls):
     ls[S_STAMP] = stamp
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def escape_fails(b, s, zob, stone, lb, ls):
     """The chain of ``stone`` is in atari with its owner to move: True when
     running out (or capturing a neighbour) does not save it from a ladder.
@@ -239,7 +239,7 @@ def escape_fails(b, s, zob, stone, lb, ls):
     return ladder_captured(lb, ls, zob, stone)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def captures_beside(b, s, p, c, h):
     """True when c playing p captures an opponent chain other than h."""
     w = s[S_W]
@@ -250,7 +250,7 @@ def captures_beside(b, s, p, c, h):
     return False
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def atari_captures(b, s, zob, p, c, stone, lb, ls):
     """True when c playing p puts the opponent chain of ``stone`` in an
     atari it cannot escape (a ladder or a net, read as above)."""
@@ -274,7 +274,7 @@ def atari_captures(b, s, zob, p, c, stone, lb, ls):
     return ladder_captured(lb, ls, zob, stone)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def save_move(b, s, zob, h, c, ladder, lb, ls):
     """A move that saves c's chain headed by h from atari, or PASS: capture
     a neighbour in atari, else run out to at least three liberties, or two
@@ -291,7 +291,7 @@ def save_move(b, s, zob, h, c, ladder, lb, ls):
     return PASS
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
     """The rollout policy: (1) capture a chain next to the last move that is
     in atari, (2) save an own chain the last move put in atari (capturing a
@@ -352,7 +352,7 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
     return random_move(b, s, rng, c, sa_limit)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def policy_playout(b, s, zob, rng, max_moves, gammas, pp, cand, wts, lb, ls, seq, nseq):
     """Play the rollout policy until two passes or max_moves, appending the
     moves to ``seq`` from index ``nseq`` (for AMAF); returns the new length."""

@@ -60,7 +60,7 @@ NN_VISITS_MAX = 1 << 12   # the back-pressure threshold never goes above this
 R_NFRESH, R_CURSOR = range(2)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
             rplanes, rnode, rcolor, rbusy, rfresh, rstate, sb, ss):
     """Ask for the network's priors of ``node``, whose position is (b, s),
@@ -95,7 +95,7 @@ def request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
     return True
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def write_policy(ti, tf, node, probs, w, n, equiv):
     """Write the network's move probabilities ``probs`` (n * n, row 0 at
     the top) into the children of ``node`` as prior experience, matched by

@@ -73,7 +73,7 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     return p
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
     """(visits, wins) of heuristic prior experience for c playing p; the
     ladder reader plays on (lb, ls)."""
@@ -126,7 +126,7 @@ def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
     return pn, pw
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
     """Give ``node`` (whose position is (b, s)) its children: every legal
     move that fills no own single-point eye and is ``allowed``, plus pass.
@@ -167,7 +167,7 @@ def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
     return True
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def select_child(ti, tf, node, params):
     """The child maximising UCT + RAVE with priors and virtual loss (NO_NODE
     when there is none)."""
@@ -198,7 +198,7 @@ def select_child(ti, tf, node, params):
     return best
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
              allow_all, seq, first_idx, path, cand, wts, lb, ls, own, stack, counters, n_sims,
              root_hist, hist, rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):

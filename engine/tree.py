@@ -41,7 +41,7 @@ NO_NODE = -1
 ROOT = 0
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def init_node(ti, tf, i, move, parent):
     ti[T_MOVE, i] = move
     ti[T_PARENT, i] = parent
@@ -53,7 +53,7 @@ def init_node(ti, tf, i, move, parent):
         tf[f, i] = 0.0
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def child_block(ti, node):
     """(first, n) of ``node``'s children, clamped to the pool, so that a
     scan of them stays inside it whatever a corrupted node says."""
