@@ -31,7 +31,8 @@ CKPT`` continues a run saved elsewhere (a committed checkpoint with its
 optimizer state, e.g. ``nets/weights/res6.pt``, its ``res6.metrics.jsonl``
 seeding OUT's curves) in a fresh OUT.  ``--minutes M`` stops the run at the
 first step boundary after M minutes, evaluated and checkpointed, so that
-a run fits a time slot (a session, a GPU call) and the next one resumes it.
+a run fits a time slot (a session, a GPU call) and the next one resumes it;
+SIGTERM (``kill PID``) stops a one-process run the same way.
 
 Devices: CUDA when available, else CPU; ``--precision auto`` trains under
 bf16 autocast where the device is fast at it (nets/precision.py) and says
@@ -56,11 +57,14 @@ nets/weights/small6.curves.png``; from Python,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -543,54 +547,79 @@ def train(args: argparse.Namespace) -> dict:
     window_t, window_steps = time.time(), 0
     it = iter(loader)
     deadline = None if args.minutes is None else t_start + 60.0 * args.minutes
-    while step < args.steps:
-        lr = lr_at(step, base_lr, halvings)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        loss = train_step(net, opt, *next(it), device, autocast)
-        step += 1
-        loss_sum += loss.detach()
-        loss_n += 1
-        window_steps += 1
-        now = time.time()
-        speed = window_steps * args.batch / max(now - window_t, 1e-9)
-        if now - window_t >= 10:
-            window_t, window_steps = now, 0
-        progress.update(step, lambda: f"loss {loss.item():.4f} lr {lr:.4g} {speed:.0f} pos/s")
-        out_of_time = deadline is not None and time.time() >= deadline
-        if deadline is not None and world > 1:      # every process stops at the same step
-            flag = torch.tensor([float(out_of_time)], device=device)
-            torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-            out_of_time = bool(flag.item())
-        evaluate_now = step % args.eval_every == 0 or step == args.steps or out_of_time
-        if evaluate_now or (args.checkpoint_every and step % args.checkpoint_every == 0):
-            train_loss = None
-            if loss_n:
-                t = loss_sum.clone()
+    with _sigterm_stops(world == 1) as terminated:
+        while step < args.steps:
+            lr = lr_at(step, base_lr, halvings)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            loss = train_step(net, opt, *next(it), device, autocast)
+            step += 1
+            loss_sum += loss.detach()
+            loss_n += 1
+            window_steps += 1
+            now = time.time()
+            speed = window_steps * args.batch / max(now - window_t, 1e-9)
+            if now - window_t >= 10:
+                window_t, window_steps = now, 0
+            progress.update(step, lambda: f"loss {loss.item():.4f} lr {lr:.4g} {speed:.0f} pos/s")
+            out_of_time = deadline is not None and time.time() >= deadline
+            if deadline is not None and world > 1:      # every process stops at the same step
+                flag = torch.tensor([float(out_of_time)], device=device)
+                torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+                out_of_time = bool(flag.item())
+            out_of_time = out_of_time or terminated[0]
+            evaluate_now = step % args.eval_every == 0 or step == args.steps or out_of_time
+            if evaluate_now or (args.checkpoint_every and step % args.checkpoint_every == 0):
+                train_loss = None
+                if loss_n:
+                    t = loss_sum.clone()
+                    if world > 1:
+                        torch.distributed.all_reduce(t)
+                        t /= world
+                    train_loss = float(t) / loss_n
+                    if not math.isfinite(train_loss):
+                        raise TrainError(f"the loss diverged ({train_loss}) before step {step}: "
+                                         f"lower --lr")
+                if is_main:
+                    checkpoint_and_log(run_eval(train_loss) if evaluate_now else None)
+                if evaluate_now:
+                    loss_sum.zero_()
+                    loss_n = 0
                 if world > 1:
-                    torch.distributed.all_reduce(t)
-                    t /= world
-                train_loss = float(t) / loss_n
-                if not math.isfinite(train_loss):
-                    raise TrainError(f"the loss diverged ({train_loss}) before step {step}: "
-                                     f"lower --lr")
-            if is_main:
-                checkpoint_and_log(run_eval(train_loss) if evaluate_now else None)
-            if evaluate_now:
-                loss_sum.zero_()
-                loss_n = 0
-            if world > 1:
-                torch.distributed.barrier()
-        if out_of_time:
-            progress.write(f"--minutes {args.minutes:g} spent at step {step}: stopped "
-                           f"(continue with --resume)")
-            break
+                    torch.distributed.barrier()
+            if out_of_time:
+                why = "SIGTERM" if terminated[0] else f"--minutes {args.minutes:g} spent"
+                progress.write(f"{why} at step {step}: stopped (continue with --resume)")
+                break
     progress.close()
     del it
     if world > 1:
         torch.distributed.destroy_process_group()
     elapsed = time.time() - t_start
     return {"step": step, "rows": rows, "seconds": elapsed}
+
+
+@contextlib.contextmanager
+def _sigterm_stops(enabled: bool):
+    """A flag that SIGTERM sets while the block runs: the run then stops at
+    the next step boundary, evaluated and checkpointed, as --minutes does.
+    (A run started in the background with ``nohup ... &`` ignores SIGINT,
+    so ``kill PID`` is how one stops it.)  Only for a one-process run in
+    the main thread: processes of a distributed run would stop at
+    different steps."""
+    flag = [False]
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def handler(signum, frame) -> None:
+        flag[0] = True
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def train_step(net, opt, x, y, c, device, autocast) -> torch.Tensor:

@@ -163,3 +163,25 @@ def test_minutes_stop_a_run_that_resume_from_continues(cache, tmp_path) -> None:
     assert state["step"] == step + 3 and state["optimizer"] == "adam"   # the checkpoint's
     assert T.main(["--data", str(cache), "--out", str(tmp_path / "third"), "--steps", "9",
                    "--resume-from", str(shipped), "--optimizer", "sgd", *TINY]) == 2
+
+
+def test_sigterm_stops_at_a_step_with_a_checkpoint(cache, tmp_path) -> None:
+    """kill PID (SIGTERM) of a background run: it stops at the next step,
+    evaluated and checkpointed, and --resume goes on from there."""
+    import signal
+    import time
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "nets.train", "--data", str(cache),
+                             "--out", str(out), "--steps", "1000000", "--eval-every", "1000000",
+                             *TINY], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (out / "metrics.jsonl").exists() and time.time() < deadline:
+        time.sleep(0.2)                 # the step-0 evaluation: training has begun
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    assert "SIGTERM at step" in err
+    step = load_checkpoint(out / "last.pt").metadata["train_state"]["step"]
+    assert 0 < step < 1000000
+    assert _metrics(out)[-1]["step"] == step
