@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--seconds must be positive")
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if any(not 2 <= n <= 19 for n in args.sizes):
+        ap.error("--sizes must be between 2 and 19 (Pachi's largest board)")
     if not (os.path.isfile(args.pachi) and os.access(args.pachi, os.X_OK)):
         ap.error(f"--pachi {args.pachi}: not an executable file")
     cfg = SearchConfig()

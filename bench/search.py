@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from engine.board import (MAX_SIZE, NROWS, NSCALARS, S_W, ZOBRIST, Board,
-                          n_points)
+                          copy_board, n_points)
 from engine.config import SearchConfig
 from engine.patterns import load_gammas
 from engine.playout import PlayoutScratch, playout_params, policy_playout
@@ -74,8 +74,7 @@ def _policy_batch(b0, s0, zob, rng, n, gammas, pp, cand, wts, lb, ls, seq, b, s)
     npts = w * w
     moves = 0
     for _ in range(n):
-        b[:, :npts] = b0[:, :npts]
-        s[:] = s0[:]
+        copy_board(b0, s0, b, s)
         moves += policy_playout(b, s, zob, rng, 3 * npts, gammas, pp,
                                 cand, wts, lb, ls, seq, 0)
     return moves

@@ -19,6 +19,16 @@ def test_a_missing_pachi_is_refused(capsys):
     assert "--pachi /nonexistent/pachi: not an executable file" in capsys.readouterr().err
 
 
+def test_a_board_pachi_cannot_play_is_refused(tmp_path, capsys):
+    fake = tmp_path / "pachi"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    with pytest.raises(SystemExit) as e:
+        pachi_speed.main(["--pachi", str(fake), "--sizes", "9,21"])
+    assert e.value.code == 2
+    assert "--sizes must be between 2 and 19" in capsys.readouterr().err
+
+
 def test_an_engine_that_is_not_pachi_is_an_error(tmp_path, capsys):
     fake = tmp_path / "fake-pachi"
     fake.write_text("#!/bin/sh\nwhile read line; do echo '= '; echo; done\n")

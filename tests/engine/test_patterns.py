@@ -129,8 +129,11 @@ def _reference_code(board: Board, p: int, c: int) -> int:
     return code
 
 
-def test_pattern_code_matches_a_python_reference_on_random_positions():
-    rng = np.random.default_rng(7)
+def _random_empty_points(seed: int):
+    """(board, empty point, colour) for every empty point and both colours
+    after every move of seeded random games on 5x5 and 9x9 (no own-eye
+    filling)."""
+    rng = np.random.default_rng(seed)
     for size in (5, 9):
         board = Board(size)
         for _ in range(3 * size * size):
@@ -142,33 +145,26 @@ def test_pattern_code_matches_a_python_reference_on_random_positions():
             for p in board.points():
                 if board.color(p) == EMPTY:
                     for colour in (BLACK, WHITE):
-                        assert pattern_code(board.b, board.s, p, colour) == \
-                            _reference_code(board, p, colour)
+                        yield board, p, colour
+
+
+def test_pattern_code_matches_a_python_reference_on_random_positions():
+    for board, p, colour in _random_empty_points(7):
+        assert pattern_code(board.b, board.s, p, colour) == _reference_code(board, p, colour)
 
 
 def test_eyes_and_legality_read_from_the_code_agree_with_the_board():
     """The rollout policy reads eyes and sure legality off the pattern
     code: code_is_eye is is_eyeish, and an empty side means legal."""
-    rng = np.random.default_rng(11)
     eyes = sure = 0
-    for size in (5, 9):
-        board = Board(size)
-        for _ in range(3 * size * size):
-            c = board.to_move
-            moves = [p for p in board.legal_moves(c) if not is_eyeish(board.b, board.s, p, c)]
-            if not moves:
-                break
-            board.play(int(rng.choice(moves)), c)
-            for p in board.points():
-                if board.color(p) == EMPTY:
-                    for colour in (BLACK, WHITE):
-                        code = pattern_code(board.b, board.s, p, colour)
-                        eye = is_eyeish(board.b, board.s, p, colour)
-                        assert code_is_eye(code) == eye
-                        eyes += eye
-                        if code_has_empty_side(code):
-                            assert is_legal(board.b, board.s, p, colour)
-                            sure += 1
+    for board, p, colour in _random_empty_points(11):
+        code = pattern_code(board.b, board.s, p, colour)
+        eye = is_eyeish(board.b, board.s, p, colour)
+        assert code_is_eye(code) == eye
+        eyes += eye
+        if code_has_empty_side(code):
+            assert is_legal(board.b, board.s, p, colour)
+            sure += 1
     assert eyes > 50 and sure > 500         # both cases were really met
 
 
