@@ -190,6 +190,15 @@ class TwoSoftmaxNet(nn.Module):
     def both(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    @staticmethod
+    def fp32_head(head: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """The output layer run in float32 even under bf16 autocast: its
+        logits go into a softmax whose top move must not hinge on bf16's
+        8-bit mantissa (two logits near 10 differ by steps of 0.06 there),
+        and a 2-filter layer costs next to nothing in either."""
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            return head(x.float())
+
     def for_inference(self) -> "TwoSoftmaxNet":
         """The same function, in eval mode, in the form that evaluates
         fastest (see ResPolicyNet); never trained further."""
@@ -236,7 +245,7 @@ class PolicyNet(TwoSoftmaxNet):
         self.check_input(x)
         for layer in self.trunk:
             x = F.relu(layer(x))
-        return self.head(x)
+        return self.fp32_head(self.head, x)
 
 
 @torch.no_grad()
@@ -311,7 +320,7 @@ class ResPolicyNet(TwoSoftmaxNet):
         x = F.relu(self.stem_bn(self.stem(x)))
         for block in self.blocks:
             x = block(x)
-        return self.head(x)
+        return self.fp32_head(self.head, x)
 
 
 ARCHITECTURES: dict[str, type[nn.Module]] = {

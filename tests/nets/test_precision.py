@@ -34,6 +34,18 @@ def test_auto_follows_the_cpu_flags(tmp_path) -> None:
     assert cpu_flags(tmp_path / "missing") == set()
 
 
+def test_the_output_layer_stays_float32_under_bf16() -> None:
+    """The logits come out of a float32 layer whatever the trunk ran in:
+    bf16 would round two logits near 10 to steps of 0.06."""
+    from nets.models import build_model
+    for name, first in (("small6", lambda net: net.trunk[0]), ("res6", lambda net: net.stem)):
+        net = build_model(name).for_inference()
+        x = torch.rand(2, net.config["in_planes"], 9, 9)
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            assert first(net)(x).dtype == torch.bfloat16
+            assert net(x, 0).dtype == torch.float32
+
+
 def _self_play_positions(ev: PolicyEvaluator, games: int = 20, moves: int = 100, seed: int = 1):
     """Positions of ``games`` 19x19 games the net plays against itself,
     moves drawn from its float32 probabilities: (planes, colours, moves)."""
