@@ -76,6 +76,19 @@ RES_DEFAULTS = {
     "min_size": 9,
 }
 
+#: Defaults of the ownership net (``arch = "ownership"``, GoCNN).
+OWNERSHIP_DEFAULTS = {
+    "arch": "ownership",
+    "task": "ownership",   # trained on final owners, not moves (nets/ownership.py)
+    "in_planes": N_PLANES,
+    "inputs": "gocnn",     # "gocnn": the seed's planes, made from Table 1's; "table1": all
+    "layers": 5,
+    "width": 64,
+    "kernel": 5,
+    "max_size": 19,
+    "min_size": 5,
+}
+
 MODELS: dict[str, dict] = {
     # the 12-layer, 128-filter network of Maddison et al. (2015)
     "maddison12": dict(POLICY_DEFAULTS, layers=12, width=128),
@@ -83,6 +96,10 @@ MODELS: dict[str, dict] = {
     "small6": dict(POLICY_DEFAULTS, layers=6, width=64),
     # residual trunk with batch norm: 13 convolutions of 64 filters
     "res6": dict(RES_DEFAULTS, blocks=6, width=64),
+    # GoCNN's ownership net: 5 convolutions of 64 5x5 filters, the seed's inputs
+    "gocnn": dict(OWNERSHIP_DEFAULTS),
+    # the same trunk on all of Table 1's planes (liberties after the move, ladders, ...)
+    "gocnn38": dict(OWNERSHIP_DEFAULTS, inputs="table1"),
 }
 
 
@@ -323,9 +340,66 @@ class ResPolicyNet(TwoSoftmaxNet):
         return self.fp32_head(self.head, x)
 
 
+# the planes of GoCNN (Table 1 numbers of engine.features)
+_OWN, _OPP, _EMPTY, _LIBS_1, _LIBS_2, _LIBS_3, _LIBS_4P, _LEGAL = 0, 1, 2, 3, 4, 5, 6, 13
+
+
+def gocnn_planes(x: torch.Tensor) -> torch.Tensor:
+    """GoCNN's 7 board planes from Table 1's (batch, 38, n, n): own and
+    opponent stones in chains of 1, 2 and >=3 liberties, and the empty
+    points where the player to move may not play (the simple-ko point, and
+    suicide points, which the seed's ko plane leaves out).  The seed's
+    eighth plane, the colour to move, is the output channel here."""
+    own, opp = x[:, _OWN:_OWN + 1], x[:, _OPP:_OPP + 1]
+    l1, l2 = x[:, _LIBS_1:_LIBS_1 + 1], x[:, _LIBS_2:_LIBS_2 + 1]
+    l3 = x[:, _LIBS_3:_LIBS_3 + 1] + x[:, _LIBS_4P:_LIBS_4P + 1]
+    banned = x[:, _EMPTY:_EMPTY + 1] * (1 - x[:, _LEGAL:_LEGAL + 1])
+    return torch.cat([own * l1, own * l2, own * l3, opp * l1, opp * l2, opp * l3, banned], 1)
+
+
+class OwnershipNet(TwoSoftmaxNet):
+    """GoCNN (seed 002): ``layers`` convolutions of ``width`` filters
+    ``kernel`` x ``kernel`` with ReLU, then one more convolution to the
+    output: per point the logit that the player to move owns it at the end
+    of the game (a sigmoid gives the probability).  Two output channels, one
+    per colour to move, as in the policy net: the seed's colour-to-move
+    input plane, which carries komi's asymmetry, becomes the choice of
+    channel.  ``inputs`` = "gocnn" reads the seed's planes
+    (:func:`gocnn_planes`), "table1" all of Table 1's."""
+
+    def __init__(self, config: dict):
+        super().__init__(OWNERSHIP_DEFAULTS, config)
+        cfg = self.config
+        layers, width, k = int(cfg["layers"]), int(cfg["width"]), int(cfg["kernel"])
+        if layers < 1 or width < 1 or k % 2 != 1:
+            raise ValueError(f"need layers >= 1, width >= 1 and an odd kernel, got "
+                             f"{layers}, {width}, {k}")
+        if cfg["inputs"] not in ("gocnn", "table1"):
+            raise ValueError(f"unknown ownership inputs {cfg['inputs']!r} (gocnn, table1)")
+        cin = 7 if cfg["inputs"] == "gocnn" else int(cfg["in_planes"])
+        convs = [nn.Conv2d(cin, width, k, padding=k // 2)]
+        convs += [nn.Conv2d(width, width, k, padding=k // 2) for _ in range(layers - 1)]
+        self.trunk = nn.ModuleList(convs)
+        self.head = nn.Conv2d(width, 2, k, padding=k // 2)
+        for conv in self.trunk:
+            nn.init.kaiming_normal_(conv.weight, nonlinearity="relu")
+            nn.init.zeros_(conv.bias)
+        nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(self.head.weight[0].numel()) / 10)
+        nn.init.zeros_(self.head.bias)
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        if self.config["inputs"] == "gocnn":
+            x = gocnn_planes(x)
+        for conv in self.trunk:
+            x = F.relu(conv(x))
+        return self.fp32_head(self.head, x)
+
+
 ARCHITECTURES: dict[str, type[nn.Module]] = {
     "policy": PolicyNet,
     "res": ResPolicyNet,
+    "ownership": OwnershipNet,
 }
 
 
@@ -349,6 +423,6 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-__all__ = ["MODELS", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
+__all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
            "masked_log_softmax", "count_parameters", "color_index"]

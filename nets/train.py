@@ -89,8 +89,11 @@ class TrainError(Exception):
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m nets.train",
-                                 description="Train the policy net on a game cache.")
+                                 description="Train a policy or ownership net on a game cache.")
     ap.add_argument("--data", required=True, help="game cache (.npz) or a folder of SGF files")
+    ap.add_argument("--labels", default=None,
+                    help="final-ownership labels of the cache's games (JSON lines of "
+                         "python -m bench.ownership_labels): needed by ownership models")
     ap.add_argument("--model", default=None,
                     help=f"registry name ({', '.join(sorted(MODELS))}); default small6, "
                          "or the checkpoint's with --resume")
@@ -266,6 +269,10 @@ def write_metrics(path: Path, rows: list[dict]) -> None:
 _warned_plot = False
 
 
+#: validation accuracies drawn on the curves, by task (policy, ownership)
+ACCURACY_KEYS = ("top1", "top5", "top10", "point_acc", "acc_early", "acc_middle", "acc_late")
+
+
 def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bool:
     """Loss and accuracy curves as a PNG; False (with one message) when
     matplotlib is missing.  ``metrics``: the file the rows came from, for
@@ -289,10 +296,12 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
         a.plot(*zip(*tr), label="train")
     a.plot(steps, [r["val_loss"] for r in rows], label="validation")
     a.set_xlabel("step")
-    a.set_ylabel("cross-entropy")
+    a.set_ylabel("loss")
     a.legend()
-    for k in ("top1", "top5", "top10"):
-        b.plot(steps, [r[k] for r in rows], label=k)
+    for k in ACCURACY_KEYS:
+        pts = [(r["step"], r[k]) for r in rows if r.get(k) is not None]
+        if pts:
+            b.plot(*zip(*pts), label=k)
     b.set_xlabel("step")
     b.set_ylabel("validation accuracy")
     b.set_ylim(0, 1)
@@ -311,7 +320,8 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
 
 @torch.no_grad()
 def evaluate(model, val, device, autocast, batch: int = 256) -> dict:
-    """Loss (all points) and masked top-1/5/10 accuracy on fixed positions."""
+    """Loss (all points) and masked top-1/5/10 accuracy on fixed positions
+    (the policy task; the ownership task's is nets.ownership.evaluate)."""
     x_all, y_all, c_all = val
     was_training = model.training
     model.eval()
@@ -425,6 +435,22 @@ def train(args: argparse.Namespace) -> dict:
         val_games = train_games
     if cache.positions(train_games) == 0:
         raise TrainError(f"no training positions in {cache.path}")
+    task = config.get("task", "policy")
+    if task == "ownership":
+        if args.labels is None:
+            raise TrainError(f"{config['name']} learns final ownership: give its labels "
+                             f"with --labels (python -m bench.ownership_labels)")
+        from nets import ownership as O
+        labelled, owners, label_counts = O.load_labels(args.labels, cache)
+        is_val = cache.val[labelled]
+        if not is_val.any() or is_val.all():
+            raise TrainError(f"{args.labels} must label games on both sides of the cache's "
+                             f"validation split ({int(is_val.sum())} of {len(labelled)} "
+                             f"labelled games are validation games)")
+        train_games, val_games = labelled[~is_val], labelled[is_val]
+        own_train, own_val = owners[~is_val], owners[is_val]
+    elif args.labels is not None:
+        raise TrainError(f"--labels is for ownership models; {config['name']} learns moves")
 
     # a resumed run keeps its optimizer, learning rate and schedule unless told otherwise
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
@@ -472,22 +498,32 @@ def train(args: argparse.Namespace) -> dict:
     workers = args.workers if args.workers is not None else (
         min(8, max(0, (os.cpu_count() or 1) - 1)) if cuda else 0)
     per_rank = args.batch // world
-    dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
-                                positions_per_game=args.positions_per_game, seed=args.seed,
-                                stream=rank)
+    if task == "ownership":
+        dataset = O.OwnershipDataset(cache, train_games, own_train, per_rank, start_step=step,
+                                     positions_per_game=args.positions_per_game,
+                                     seed=args.seed, stream=rank)
+        val = O.fixed_positions(cache, val_games, own_val, args.val_positions) if is_main else None
+        loss_fn, evaluate_fn, headline = O.loss_fn, O.evaluate, "point_acc"
+    else:
+        dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
+                                    positions_per_game=args.positions_per_game, seed=args.seed,
+                                    stream=rank)
+        val = D.fixed_positions(cache, val_games, args.val_positions) if is_main else None
+        loss_fn, evaluate_fn, headline = F.cross_entropy, evaluate, "top1"
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers,
                                          pin_memory=cuda)
-    val = D.fixed_positions(cache, val_games, args.val_positions) if is_main else None
 
     metrics_path = out / "metrics.jsonl"
     rows = read_metrics(metrics_path, upto=step) if is_main else []
-    best = max((r["top1"] for r in rows), default=-1.0)
+    best = max((r[headline] for r in rows if r.get(headline) is not None), default=-1.0)
     data_summary = {
         "cache": str(cache.path), "data_dir": cache.summary.get("data_dir"),
         "games": cache.n_games, "train_games": int(len(train_games)),
         "val_games": int(len(val_games)), "train_positions": cache.positions(train_games),
         "sources": cache.summary.get("sources"), "skipped": cache.summary.get("skipped"),
     }
+    if task == "ownership":
+        data_summary["labels"] = {"file": str(args.labels), **label_counts}
 
     def save(path: Path, result: dict | None) -> None:
         meta = {
@@ -500,8 +536,8 @@ def train(args: argparse.Namespace) -> dict:
                             "world_size": world, "positions_per_game": args.positions_per_game},
         }
         if result is not None:
-            meta["accuracy"] = {k: result[k] for k in ("top1", "top5", "top10", "val_loss",
-                                                        "val_positions")}
+            meta["accuracy"] = {k: result[k] for k in ACCURACY_KEYS + ("val_loss", "val_positions")
+                                if k in result}
             meta["accuracy"]["step"] = result["step"]
         save_checkpoint(path, model, metadata=meta, optimizer=opt if path == last else None)
 
@@ -512,8 +548,8 @@ def train(args: argparse.Namespace) -> dict:
             write_metrics(metrics_path, rows)
             plot_curves(rows, out / "curves.png")
         save(last, result or (rows[-1] if rows else None))
-        if result is not None and result["top1"] > best:
-            best = result["top1"]
+        if result is not None and result[headline] > best:
+            best = result[headline]
             save(out / "best.pt", result)
 
     progress = Progress(args.steps, step, is_main, args.log_every)
@@ -522,17 +558,20 @@ def train(args: argparse.Namespace) -> dict:
             f"{config['name']}: {count_parameters(model):,} parameters, device {device}, "
             f"{world} process(es), {workers} loader worker(s); {len(train_games)} training / "
             f"{len(val_games)} validation games, {len(val[1])} validation positions; "
+            + (f"labels {args.labels} ({label_counts['used']} games used, "
+               f"{label_counts['disagree']} disagreeing with the record left out); "
+               if task == "ownership" else "") +
             f"{args.optimizer} lr {base_lr:g}, halved at {halvings or 'never'}; "
             f"features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})")
 
     def run_eval(train_loss):
-        result = evaluate(model, val, device, autocast)
+        result = evaluate_fn(model, val, device, autocast)
         result.update(step=step, train_loss=train_loss, lr=lr_at(step, base_lr, halvings),
                       seconds=round(time.time() - t_start, 1))
-        progress.write(f"step {step}: val loss {result['val_loss']:.4f} top1 "
-                       f"{result['top1']:.4f} top5 {result['top5']:.4f} top10 "
-                       f"{result['top10']:.4f}" + (f", train loss {train_loss:.4f}"
-                                                   if train_loss is not None else ""))
+        accs = " ".join(f"{k} {result[k]:.4f}" for k in ACCURACY_KEYS
+                        if result.get(k) is not None)
+        progress.write(f"step {step}: val loss {result['val_loss']:.4f} {accs}"
+                       + (f", train loss {train_loss:.4f}" if train_loss is not None else ""))
         return result
 
     t_start = time.time()
@@ -552,7 +591,7 @@ def train(args: argparse.Namespace) -> dict:
             lr = lr_at(step, base_lr, halvings)
             for g in opt.param_groups:
                 g["lr"] = lr
-            loss = train_step(net, opt, *next(it), device, autocast)
+            loss = train_step(net, opt, *next(it), device, autocast, loss_fn)
             step += 1
             loss_sum += loss.detach()
             loss_n += 1
@@ -622,15 +661,16 @@ def _sigterm_stops(enabled: bool):
         signal.signal(signal.SIGTERM, previous)
 
 
-def train_step(net, opt, x, y, c, device, autocast) -> torch.Tensor:
-    """One optimiser step on a batch (x uint8 planes, y moves, c colours);
-    returns the loss (a tensor: reading it would wait for the device)."""
+def train_step(net, opt, x, y, c, device, autocast, loss_fn=F.cross_entropy) -> torch.Tensor:
+    """One optimiser step on a batch (x uint8 planes, y targets: moves for
+    the policy, owners for the ownership net; c colours); returns the loss
+    (a tensor: reading it would wait for the device)."""
     x = x.to(device, non_blocking=True).float()
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
     with autocast():
         logits = net(x, c)
-    loss = F.cross_entropy(logits.float(), y)
+    loss = loss_fn(logits.float(), y)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
@@ -671,8 +711,8 @@ def main(argv=None) -> int:
     rows = result["rows"]
     if rows and distributed()[0] == 0:
         r = rows[-1]
-        print(f"done: step {result['step']}, val top1 {r['top1']:.4f} top5 {r['top5']:.4f} "
-              f"top10 {r['top10']:.4f}, {args.out}/best.pt")
+        accs = ", ".join(f"{k} {r[k]:.4f}" for k in ACCURACY_KEYS if r.get(k) is not None)
+        print(f"done: step {result['step']}, val {accs}; {args.out}/best.pt")
     return 0
 
 

@@ -1,0 +1,215 @@
+"""Final-ownership labels of real games, for the ownership network.
+
+    python -m bench.ownership_labels DATA_DIR OUT.jsonl [--games N]
+        [--gnugo "/usr/games/gnugo --mode gtp --level 1"] [--seed S]
+        [--timeout SEC]
+
+Which games: the SGF files under DATA_DIR (any board size, no handicap or
+setup stones) whose result names a score
+(``RE[B+3.5]``, ``RE[W+0.5]``): games that ended by counting.  Their last
+position is finished, so the dead stones are the only question, and GNU Go
+answers it (``final_status_list dead``), as in the GoCNN paper.  Resigned
+games are left out: their last position is unfinished, and GNU Go's answer
+there is a play-out of its own (16 s a game at level 1, 71 s at level 10,
+with different territories at the two levels); lost on time and draws are
+left out too.  Files are taken in a random order fixed by ``--seed`` (the
+sources mixed), ``--games`` of them at most.
+
+A label: the last position with the stones GNU Go lists as dead turned into
+the capturer's stones, then Tromp-Taylor area: a point belongs to the colour
+of its stone, or to the colour that alone reaches its empty region; the
+other points (dame, and the liberties shared in a seki, whose stones GNU Go
+leaves alive) belong to neither.  It is checked against the record: the
+score of the labelled position must name the record's winner, counted by the
+record's rules (area with the record's komi for ``RU`` Chinese and for Fox
+games, which are played under Chinese rules; GNU Go's own ``final_score``,
+Japanese counting with prisoners, for the others).  A game that fails is
+written with ``"agrees": false`` and its reason; the trainer uses only the
+games that agree.
+
+Output: one JSON line per game (appended and flushed; a rerun skips the
+files already in OUT, so the job resumes after a stop)::
+
+    {"source": "tygem/2011-06/444174429.sgf", "result": "W+0.5", "komi": 6.5,
+     "rules": "japanese", "moves": 254, "dead": ["H18", ...],
+     "score": -0.5, "agrees": true,
+     "owner": "XXXX.OOO..."}    # N*N characters, rows from the top: X black,
+                               # O white, . neither
+
+``source`` is the path relative to DATA_DIR, as in the game cache of
+``python -m nets.data build DATA_DIR``, which the trainer joins it with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sgfmill import sgf as sgfmill
+
+from engine.board import (BLACK, COLOR, EMPTY, MAX_SIZE, PASS, WHITE, Board, IllegalMove,
+                          area_fill)
+from engine.sgf import parse
+from gtp.client import GtpClient, GtpClientError
+from gtp.vertex import parse_vertex
+from nets.data import DataError, find_sgf_files, normalise_komi
+
+DEFAULT_GNUGO = "/usr/games/gnugo --mode gtp --level 1"
+_SCORE = re.compile(r"^([BW])\+(\d+(?:\.\d+)?)$")
+_CHAR = {1: "X", -1: "O", 0: "."}
+
+
+def record_result(root) -> tuple[str, float] | None:
+    """(winner 'B'/'W', margin) of a result that names a score, else None."""
+    text = root.get("RE").strip() if root.has_property("RE") else ""
+    m = _SCORE.match(text.replace(" ", ""))
+    if not m:
+        return None
+    return m.group(1), float(m.group(2))
+
+
+def record_rules(root, source: str) -> str:
+    """'chinese' (area counting) or 'japanese' (territory and prisoners)."""
+    rules = root.get("RU").lower() if root.has_property("RU") else ""
+    if "chinese" in rules or "cn" == rules or source.startswith("fox"):
+        return "chinese"
+    return "japanese"
+
+
+def owner_map(board: Board, dead: list[int]) -> np.ndarray:
+    """+1 black, -1 white, 0 neither per point, rows from the top (the
+    planes' layout): ``dead`` stones become the capturer's, then area."""
+    b = board.copy()
+    for p in dead:
+        b.b[COLOR, p] = BLACK + WHITE - b.b[COLOR, p]
+    own = np.zeros(b.b.shape[1])
+    area_fill(b.b, b.s, own, np.empty(b.b.shape[1], np.int32))
+    n = board.size
+    out = np.zeros(n * n, np.int8)
+    for p in board.points():
+        col, row = board.coords(p)
+        out[(n - 1 - row) * n + col] = int(own[p])
+    return out
+
+
+def label_game(gnugo: GtpClient, path: Path, source: str) -> dict | None:
+    """The label of one game (None: not a counted game)."""
+    data = path.read_bytes()
+    root = sgfmill.Sgf_game.from_bytes(data).get_root()
+    res = record_result(root)
+    if res is None:
+        return None
+    rec = parse(data, str(path))
+    if not 2 <= rec.size <= MAX_SIZE or rec.setup or rec.handicap >= 2:
+        return None
+    komi = normalise_komi(rec.komi)
+    rules = record_rules(root, source)
+    out = {"source": source, "result": f"{res[0]}+{res[1]:g}", "komi": komi, "rules": rules,
+           "moves": len(rec.moves)}
+    board = Board(rec.size)
+    try:
+        for c, v in rec.moves:
+            board.play(PASS if v is None else board.point(*v), c)
+    except IllegalMove as e:
+        return {**out, "agrees": False, "why": f"illegal move in the record: {e}"}
+    gnugo.send(f"loadsgf {path}")
+    gnugo.send(f"komi {komi:g}")
+    answer = gnugo.send("final_status_list dead")
+    names = answer.split()
+    dead = []
+    for name in names:
+        v = parse_vertex(name, rec.size)
+        p = board.point(*v)
+        if board.color(p) == EMPTY:
+            return {**out, "agrees": False, "why": f"GNU Go's dead stone {name} is an empty point"}
+        dead.append(p)
+    own = owner_map(board, dead)
+    if rules == "chinese":
+        score = float(own.sum()) - komi
+    else:
+        m = _SCORE.match(gnugo.send("final_score"))
+        score = 0.0 if m is None else float(m.group(2)) * (1 if m.group(1) == "B" else -1)
+    winner = "B" if score > 0 else "W" if score < 0 else "0"
+    out.update(dead=names, score=score, agrees=winner == res[0],
+               owner="".join(_CHAR[int(k)] for k in own))
+    if winner != res[0]:
+        out["why"] = f"the labelled position scores {score:+g}, the record {out['result']}"
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.ownership_labels",
+                                 description=__doc__.split("\n\n")[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", help="folder of SGF files (searched recursively)")
+    ap.add_argument("out", help="JSON-lines file (appended to; existing games are skipped)")
+    ap.add_argument("--games", type=int, default=None, help="label at most N counted games")
+    ap.add_argument("--gnugo", default=DEFAULT_GNUGO, help=f"GNU Go command (default: {DEFAULT_GNUGO})")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
+    args = ap.parse_args(argv)
+    root = Path(args.data)
+    if not root.is_dir():
+        print(f"error: {root} is not a folder", file=sys.stderr)
+        return 2
+    try:
+        files = find_sgf_files(root)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    order = np.random.default_rng(args.seed).permutation(len(files))
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            try:
+                done.add(json.loads(line)["source"])
+            except (ValueError, KeyError):
+                print(f"error: {out} line {len(done) + 1} is not a label line", file=sys.stderr)
+                return 2
+    labelled = len(done)
+    agree = 0
+    started = time.time()
+    command = shlex.split(args.gnugo)
+    gnugo = GtpClient(command, timeout=args.timeout)
+    try:
+        with out.open("a") as f:
+            for i in order:
+                if args.games is not None and labelled >= args.games:
+                    break
+                path = files[i]
+                source = path.relative_to(root).as_posix()
+                if source in done:
+                    continue
+                try:
+                    label = label_game(gnugo, path, source)
+                except ValueError as e:       # unreadable SGF
+                    label = {"source": source, "agrees": False, "why": str(e)}
+                except GtpClientError as e:
+                    label = {"source": source, "agrees": False, "why": f"GNU Go: {e}"}
+                    if not gnugo.alive:
+                        gnugo = GtpClient(command, timeout=args.timeout)
+                if label is None:
+                    continue
+                f.write(json.dumps(label) + "\n")
+                f.flush()
+                labelled += 1
+                agree += bool(label.get("agrees"))
+                if labelled % 50 == 0:
+                    rate = (time.time() - started) / max(1, labelled - len(done))
+                    print(f"{labelled} games labelled, {rate:.2f} s a game", file=sys.stderr)
+    finally:
+        gnugo.close()
+    print(f"{labelled} games in {out} ({labelled - len(done)} new, "
+          f"{agree} of them agree with the record)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

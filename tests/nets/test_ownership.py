@@ -1,0 +1,142 @@
+"""The ownership net (GoCNN, seed 002): its input planes, its shapes, the
+labelled positions it learns from, and a short training run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from engine.board import BLACK, Board  # noqa: E402
+from engine.features import planes  # noqa: E402
+from nets import data as D  # noqa: E402
+from nets import ownership as O  # noqa: E402
+from nets.checkpoint import load_checkpoint  # noqa: E402
+from nets.models import build_model, gocnn_planes  # noqa: E402
+from nets_helpers import make_sgf_dir  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _ascii(plane: np.ndarray) -> str:
+    return "\n".join(" ".join("1" if v else "." for v in row) for row in plane)
+
+
+def test_gocnn_planes_from_table1() -> None:
+    board = Board.from_ascii("""
+        . X O . .
+        X O O . .
+        . X . . .
+        O . . . .
+        . O . . .
+    """, to_move=BLACK)
+    x = torch.from_numpy(planes(board)[None])
+    got = gocnn_planes(x)[0].numpy()
+    assert got.shape == (7, 5, 5)
+    expected = {
+        0: "B5",                       # own chains of one liberty
+        1: "A4",                       # two
+        2: "B3",                       # three or more
+        3: "", 4: "",
+        5: "C5 B4 C4 A2 B1",           # opponent chains of three or more
+        6: "A1",                       # black may not play there (suicide)
+    }
+    for k, names in expected.items():
+        want = np.zeros((5, 5), bool)
+        for name in names.split():
+            col, row = board.coords(board.at(name))
+            want[4 - row, col] = True
+        assert _ascii(got[k]) == _ascii(want), k
+
+
+@pytest.mark.parametrize("name", ["gocnn", "gocnn38"])
+@pytest.mark.parametrize("size", [9, 19])
+def test_ownership_net_shapes(name, size) -> None:
+    net = build_model(name, width=8)
+    x = torch.rand(3, 38, size, size).round()
+    out = net(x, torch.tensor([0, 1, 0]))
+    assert out.shape == (3, size * size) and out.dtype == torch.float32
+    assert torch.equal(net.both(x)[:, 1].reshape(3, -1)[1], out[1])
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """A cache of synthetic games and a labels file: every game's owner
+    map is its last position's area (no dead stones)."""
+    root = tmp_path_factory.mktemp("own")
+    games = root / "games"
+    make_sgf_dir(games, n_good=10, n_moves=120)
+    cache_path = root / "cache.npz"
+    D.build_cache(games, cache_path, val_fraction=0.3, workers=1, log=None)
+    cache = D.load_cache(cache_path)
+    from bench.ownership_labels import owner_map
+    lines = []
+    for g in range(cache.n_games):
+        board = Board(19)
+        moves, colours = cache.game_moves(g)
+        for m, c in zip(moves, colours):
+            board.play(-1 if m == 361 else board.point(int(m) % 19, 18 - int(m) // 19), int(c))
+        own = owner_map(board, [])
+        lines.append({"source": cache.source[g].decode(), "agrees": True,
+                      "owner": "".join({1: "X", -1: "O", 0: "."}[int(v)] for v in own)})
+    lines.append({"source": "elsewhere.sgf", "agrees": True, "owner": "." * 361})
+    lines.append({"source": cache.source[0].decode() + "x", "agrees": False})
+    labels = root / "labels.jsonl"
+    labels.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return cache_path, labels
+
+
+def test_targets_follow_the_symmetry_and_the_player_to_move(labelled) -> None:
+    cache_path, labels = labelled
+    cache = D.load_cache(cache_path)
+    games, owners, counts = O.load_labels(labels, cache)
+    assert counts == {"labels": 12, "used": 10, "disagree": 1, "not_in_cache": 1}
+    sampler = O.OwnershipSampler(cache, games, owners, seed=3)
+    x, t, col, where = sampler.batch(64, 5)
+    assert set(np.unique(t)) <= {0.0, 0.5, 1.0}
+    row = {int(g): k for k, g in enumerate(games)}
+    for i in range(64):
+        own = owners[row[int(where["game"][i])]].reshape(19, 19)
+        own = D.apply_symmetry(int(where["sym"][i]), own).reshape(-1)
+        sign = 1 if col[i] == 0 else -1
+        assert np.array_equal(t[i], 0.5 + 0.5 * sign * own)
+
+
+def test_training_lowers_the_loss_and_records_the_task(labelled, tmp_path) -> None:
+    cache_path, labels = labelled
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "nets.train", "--data", str(cache_path), "--labels", str(labels),
+           "--model", "gocnn", "--width", "8", "--layers", "2", "--batch", "32",
+           "--val-positions", "128", "--threads", "1", "--steps", "40", "--eval-every", "40",
+           "--optimizer", "adam", "--lr", "0.01", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["val_loss"] < rows[0]["val_loss"] - 0.05
+    assert rows[-1]["point_acc"] > 0.6 and "acc_early" in rows[-1]
+    ck = load_checkpoint(out / "last.pt")
+    assert ck.metadata["config"]["task"] == "ownership"
+    assert ck.metadata["data"]["labels"]["used"] == 10
+
+
+def test_labels_are_required_and_only_for_ownership(labelled, tmp_path, capsys) -> None:
+    from nets import train as T
+    cache_path, labels = labelled
+    base = ["--data", str(cache_path), "--width", "8", "--layers", "2", "--steps", "1",
+            "--threads", "1"]
+    assert T.main(base + ["--model", "gocnn", "--out", str(tmp_path / "a")]) == 2
+    assert "--labels" in capsys.readouterr().err
+    assert T.main(base + ["--model", "small6", "--labels", str(labels),
+                          "--out", str(tmp_path / "b")]) == 2
+    assert "learns moves" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert T.main(base + ["--model", "gocnn", "--labels", str(bad),
+                          "--out", str(tmp_path / "c")]) == 2
+    assert "bad.jsonl line 1" in capsys.readouterr().err
