@@ -31,6 +31,7 @@ class FrontOptions:
     batch: int = 128
     net_threads: int = 1
     precision: str = "auto"         # the network's arithmetic: auto, fp32, bf16
+    ownership: str | None = None    # ownership network checkpoint; None: playouts alone
 
 
 def _rank(text: str) -> int:
@@ -94,6 +95,10 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
                     help="GoGui live graphics on stderr during genmove (default: off)")
     ap.add_argument("--network", default="default", metavar="PATH",
                     help="policy network checkpoint; 'default' the shipped one, 'none' no network")
+    ap.add_argument("--ownership", default="default", metavar="PATH",
+                    help="ownership network checkpoint blended with the playouts for scoring, "
+                         "dead stones and the pass decision (nets/ownership.py); 'default' the "
+                         "shipped one, 'none' playouts alone")
     ap.add_argument("--policy-only", action="store_true",
                     help="play the network's best move with no search (the paper's CNN alone)")
     ap.add_argument("--policy-sample", type=int, default=d.policy_sample, metavar="N",
@@ -121,6 +126,7 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
     except ValueError as e:
         ap.error(str(e))
     network = None if args.network.lower() == "none" else args.network
+    ownership = None if args.ownership.lower() == "none" else args.ownership
     if args.policy_only and network is None:
         ap.error("--policy-only needs a network")
     if args.policy_sample and not args.policy_only:
@@ -140,7 +146,8 @@ def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOpt
         ap.error(str(e))
     return config, FrontOptions(ponder=args.ponder, gfx_interval=args.gfx_interval,
                                 network=network, device=args.device, batch=args.batch,
-                                net_threads=args.net_threads, precision=args.precision)
+                                net_threads=args.net_threads, precision=args.precision,
+                                ownership=ownership)
 
 
 def load_network(options: FrontOptions):
@@ -162,6 +169,22 @@ def load_network(options: FrontOptions):
         return worker
 
     return evaluator, start_worker
+
+
+def load_ownership(options: FrontOptions):
+    """The ownership network for the Player, or None (asked for none, or
+    'default' while no default is shipped)."""
+    if options.ownership is None:
+        return None
+    from nets.evaluator import DEFAULT_OWNERSHIP, OwnershipEvaluator
+
+    path = DEFAULT_OWNERSHIP if options.ownership == "default" else options.ownership
+    if options.ownership == "default" and not DEFAULT_OWNERSHIP.exists():
+        return None
+    evaluator = OwnershipEvaluator(path, options.device, options.net_threads, options.precision)
+    logging.getLogger("engine").info("ownership network %s (%s) on %s, %s", evaluator.name, path,
+                                     evaluator.device, evaluator.precision)
+    return evaluator
 
 
 def build_registry(player, options: FrontOptions | None = None):
@@ -213,7 +236,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         sys.stderr.write(f"python -m engine.gtp: error: --network: {e}\n")
         return 2
-    player = Player(config, network, start_worker)
+    try:
+        ownership = load_ownership(options)
+    except ValueError as e:
+        sys.stderr.write(f"python -m engine.gtp: error: --ownership: {e}\n")
+        return 2
+    player = Player(config, network, start_worker, ownership)
     try:
         player.warm_up()
         serve(build_registry(player, options), end_of_input_stops=True,

@@ -49,14 +49,20 @@ class Player:
     name = "delayed-go"
     version = "0.1.0"
 
-    def __init__(self, config: EngineConfig | None = None, network=None, start_worker=None):
+    def __init__(self, config: EngineConfig | None = None, network=None, start_worker=None,
+                 ownership=None):
         """network: a policy network (``evaluate(planes, colors)``,
         ``supports(size)``, see nets/evaluator.py) or None; start_worker:
         ``start_worker(queue) -> worker`` starts the thread that feeds the
-        search's delayed priors (nets/worker.py), ``worker.stop()`` ends it."""
+        search's delayed priors (nets/worker.py), ``worker.stop()`` ends it;
+        ownership: an ownership network of the same interface (its
+        ``evaluate`` gives the probability that the player to move owns
+        each point), blended into the ownership of every search
+        (``SearchConfig.own_net``), or None."""
         self.config = config or EngineConfig()
         self.game = Game(size=self.config.board_size, komi=self.config.komi)
         self.network = network
+        self.ownership_network = ownership
         self._start_worker = start_worker
         self._worker = None
         if self.config.policy_only and network is None:
@@ -69,6 +75,9 @@ class Player:
         self._ownership: tuple | None = None
 
     def _wire_network(self) -> None:
+        if self.ownership_network is not None:
+            self.search.attach_ownership(self.ownership_network.evaluate,
+                                         self.ownership_network.supports)
         if self.network is None:
             return
         feed = self._start_worker is not None and not self.config.policy_only

@@ -390,6 +390,9 @@ class Search:
         self.queue = PriorQueue(self.tree, cfg.nn_queue, cfg.prior_cnn)
         self.queue.rings = [sc.ring for sc in self.scratch]
         self.network = None             # evaluate(planes, colors) -> probs, or None
+        self.ownership_net = None       # evaluate(planes, colors) -> P(own), or None
+        self._own_cache: tuple | None = None
+        self._root_history: tuple[int, ...] = ()
 
     def attach_network(self, evaluate, supports=lambda size: True, fed: bool = True) -> None:
         """Use a policy network: ``evaluate(planes uint8 (B, P, n, n),
@@ -402,6 +405,36 @@ class Search:
         self.network_supports = supports
         self.network_fed = fed
         self.clear()
+
+    def attach_ownership(self, evaluate, supports=lambda size: True) -> None:
+        """Blend an ownership network into every result's ownership:
+        ``evaluate(planes uint8 (B, P, n, n), colors (B,)) -> (B, n * n)``
+        probabilities that the player to move owns each point at the end.
+        A result's ownership is then ``(1 - w) * playouts + w * network``
+        with ``w = cfg.own_net``, both +1 black .. -1 white."""
+        self.ownership_net = evaluate
+        self.ownership_supports = supports
+        self._own_cache = None
+
+    def net_ownership(self, board: Board, history=()) -> np.ndarray | None:
+        """The ownership network's opinion of ``board`` per padded point,
+        +1 black .. -1 white (None without one for this size); one
+        evaluation per position, kept for the reports that follow."""
+        if self.ownership_net is None or not self.ownership_supports(board.size):
+            return None
+        key = position_key(board)
+        cached = self._own_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        prob = self.ownership_net(root_planes(board, history, self.cfg.nn_rank),
+                                  np.array([board.to_move], np.int32))[0]
+        sign = 1.0 if board.to_move == BLACK else -1.0
+        n, w = board.size, int(board.s[S_W])
+        out = np.zeros(len(self.allow_all))      # the playouts' layout: the largest board's
+        for p in board.points():
+            out[p] = sign * (2.0 * float(prob[(p // w - 1) * n + p % w - 1]) - 1.0)
+        self._own_cache = (key, out)
+        return out
 
     def uses_network(self, size: int) -> bool:
         return self.network is not None and self.network_supports(size)
@@ -465,6 +498,7 @@ class Search:
             log.warning("the kept tree has root moves this position does not allow: dropped")
             self.clear()
         self.root_key = position_key(board)
+        self._root_history = tuple(history)
         allowed = self.allow_all.copy()
         for p in board.points():
             if board.b[COLOR, p] == EMPTY and board.legality(p, color) == "superko":
@@ -691,6 +725,9 @@ class Search:
                 prior=prior, pv=self.principal_variation(i)))
         cands.sort(key=lambda c: (-c.visits, -c.winrate))
         own = sum(sc.own for sc in self.scratch) / max(sims, 1)
+        net_own = self.net_ownership(board, self._root_history)
+        if net_own is not None:
+            own = (1.0 - self.cfg.own_net) * own + self.cfg.own_net * net_own
         if cands:
             best = cands[0]
             move, winrate = best.move, best.winrate

@@ -21,6 +21,8 @@ from nets.precision import autocast, resolve as resolve_precision
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6.pt"
+#: The ownership network they use by default (nets/ownership.py).
+DEFAULT_OWNERSHIP = Path(__file__).resolve().parent / "weights" / "gocnn.pt"
 
 
 def pick_device(device: str = "auto") -> torch.device:
@@ -50,6 +52,9 @@ class PolicyEvaluator:
     may share one evaluator.
     """
 
+    #: what the checkpoint's model must have learnt (its config's ``task``)
+    task = "policy"
+
     def __init__(self, path: str | Path = DEFAULT_WEIGHTS, device: str = "auto",
                  threads: int | None = None, precision: str = "auto"):
         self.path = str(path)
@@ -58,6 +63,11 @@ class PolicyEvaluator:
         if self.device.type == "cpu" and threads is not None:
             torch.set_num_threads(max(1, int(threads)))
         model, self.metadata = load_model(self.path, self.device)
+        task = model.config.get("task", "policy")
+        if task != self.task:
+            a = {"policy": "a policy", "ownership": "an ownership"}
+            raise ValueError(f"{self.path} holds {a.get(task, repr(task))} network, not "
+                             f"{a[self.task]} network")
         self.model = model.for_inference()
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
@@ -95,4 +105,24 @@ class PolicyEvaluator:
             return probs.cpu().numpy()
 
 
-__all__ = ["DEFAULT_WEIGHTS", "PolicyEvaluator", "pick_device"]
+class OwnershipEvaluator(PolicyEvaluator):
+    """A loaded ownership network (nets/ownership.py): ``evaluate(planes,
+    colors)`` returns (batch, n * n) float32 probabilities that the player
+    to move owns each point at the end of the game."""
+
+    task = "ownership"
+
+    def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
+        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
+            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
+        b = planes.shape[0]
+        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
+        with self._lock, torch.inference_mode():
+            x = self._input(planes)
+            with autocast(self.device, self.precision):
+                logits = self.model(x, col.to(self.device))
+            return torch.sigmoid(logits.float()).cpu().numpy()
+
+
+__all__ = ["DEFAULT_WEIGHTS", "DEFAULT_OWNERSHIP", "PolicyEvaluator", "OwnershipEvaluator",
+           "pick_device"]

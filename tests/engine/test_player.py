@@ -276,6 +276,45 @@ def test_dead_stones_in_open_territories():
     assert player.final_score() == "W+16.5"
 
 
+class LeftIsBlack:
+    """A stand-in ownership network: columns A-D black's, the rest white's,
+    whoever is to move (the interface of nets.evaluator.OwnershipEvaluator:
+    the probability that the player to move owns each point)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def supports(self, size: int) -> bool:
+        return True
+
+    def evaluate(self, planes, colors):
+        self.calls += 1
+        n = planes.shape[-1]
+        black = np.tile((np.arange(n) <= 3).astype(np.float32), n)
+        return np.stack([black if c == BLACK else 1 - black for c in colors])
+
+
+@pytest.mark.parametrize("weight, dead, score", [
+    (1.0, {B5, H5}, "W+16.5"),      # the network's word alone
+    (0.0, set(), "W+7.5"),          # the playouts' alone (the xfail above)
+])
+def test_the_ownership_network_is_blended_into_the_count(weight, dead, score):
+    """FINISHED_OPEN with an ownership network that knows the areas:
+    weighted fully, it finds the dead stones the playouts miss; at weight
+    0 the count is the playouts' (and the network is asked once per
+    position, whatever the number of reports)."""
+    from engine.config import SearchConfig
+    net = LeftIsBlack()
+    cfg = EngineConfig(board_size=9, komi=7.5, seed=1, rollouts=3000,
+                       search=SearchConfig(own_net=weight))
+    player = Player(cfg, ownership=net)
+    for color, v in stones(FINISHED_OPEN):
+        player.play(color, v)
+    assert set(player.final_status_list("dead")) == dead
+    assert player.final_score() == score
+    assert net.calls == 1
+
+
 def _result_with(move, winrate: float, own, candidates=()) -> SearchResult:
     return SearchResult(move=move, winrate=winrate, sims=3000, seconds=1.0, nodes=1,
                         candidates=list(candidates), ownership=own)

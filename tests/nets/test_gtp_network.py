@@ -144,8 +144,8 @@ def test_search_with_delayed_priors_through_gtp(engine):
     assert 0.99 < sum(c.prior for c in cands) < 1.01
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "engine.gtp", *args], cwd=ROOT, input="quit\n",
+def run_cli(*args: str, input: str = "quit\n") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine.gtp", *args], cwd=ROOT, input=input,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -157,6 +157,9 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     (["--policy-only", "--policy-sample", "-1"], "policy-sample"),
     (["--network", "/nonexistent/net.pt"], "/nonexistent/net.pt does not exist"),
     (["--batch", "0"], "--batch"),
+    (["--ownership", "/nonexistent/own.pt"], "--ownership: checkpoint file /nonexistent/own.pt"),
+    (["--ownership", str(ROOT / "nets/weights/res6.pt")],
+     "holds a policy network, not an ownership network"),
 ])
 def test_bad_network_options_exit_with_a_message(args, message):
     r = run_cli(*args)
@@ -182,3 +185,18 @@ def test_new_thread_count_restarts_the_prior_worker(engine):
     assert new is not old and new.is_alive() and new.queue is e.player.search.queue
     assert e.ok("genmove b") not in ("pass", "resign")
     assert e.player.last_result.net.requested > 0
+
+
+def test_ownership_network_through_gtp(tmp_path):
+    """An ownership checkpoint works with --ownership (its opinion blended
+    into final_score's count) and is refused as --network."""
+    from nets.checkpoint import save_checkpoint
+    from nets.models import build_model
+    own = tmp_path / "own.pt"
+    save_checkpoint(own, build_model("gocnn", width=4, layers=1), metadata={})
+    r = run_cli("--network", str(own))
+    assert r.returncode == 2 and "holds an ownership network, not a policy network" in r.stderr
+    r = run_cli("--ownership", str(own), "--rollouts", "200", "--size", "9",
+                input="play b e5\nfinal_score\nfinal_status_list dead\nquit\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("=\n\n= B+") and "ownership network gocnn" in r.stderr

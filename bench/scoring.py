@@ -1,0 +1,153 @@
+"""Scoring real games: the engine's final_score and dead stones on held-out
+games that ended by counting, with the ownership network at several weights.
+
+    python -m bench.scoring LABELS.jsonl DATA_DIR [LABELS DATA_DIR ...]
+        [--ownership nets/weights/gocnn.pt] [--network default|none|PATH]
+        [--weights 0,0.25,0.5,0.75,1] [--rollouts 3000] [--games N]
+        [--json FILE]
+
+LABELS are the files of ``python -m bench.ownership_labels`` for the games
+under DATA_DIR (their GNU Go dead stones, and whether GNU Go's count names
+the record's winner).  Each game is loaded as ``loadsgf`` does; the
+engine's count is what ``final_score`` answers: a search of the last
+position (``--rollouts``, as many as final_score spends), the stones its
+ownership gives to the other colour (below -0.5 for black, above 0.5 for
+white) removed, then area and komi.  The ownership of the search is the
+playouts' blended with the network's, ``(1 - w) * playouts + w * network``,
+for every ``w`` of ``--weights`` on the same search (``w = 0``: the
+playouts alone, the engine without ``--ownership``).
+
+Reported per weight:
+
+* winner: share of games whose count names the record's winner, among
+  those with a record margin of at least 2.5 points (the rule sets of the
+  records, area or territory, differ by a point or two) and over all;
+* dead stones: share of games whose dead-stone list equals GNU Go's, among
+  the games where GNU Go's count equals the record's result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.stats import wilson
+from engine.config import EngineConfig, SearchConfig
+
+
+def _games(pairs: list[tuple[str, str]], limit: int | None) -> list[tuple[Path, dict]]:
+    out = []
+    for labels, data in pairs:
+        for line in Path(labels).read_text().splitlines():
+            d = json.loads(line)
+            if "owner" in d:                  # labelled (a refused game has none)
+                out.append((Path(data) / d["source"], d))
+    if limit is not None:
+        rng = np.random.default_rng(0)
+        out = [out[i] for i in sorted(rng.choice(len(out), min(limit, len(out)), replace=False))]
+    return out
+
+
+def _signed(result: str) -> float:
+    winner, margin = result[0], float(result[2:])
+    return margin if winner == "B" else -margin
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.scoring",
+                                 description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("pairs", nargs="+", metavar="LABELS DATA_DIR")
+    ap.add_argument("--ownership", default="default",
+                    help="ownership network checkpoint ('default' the shipped one)")
+    ap.add_argument("--network", default="default", help="policy network ('none': without)")
+    ap.add_argument("--weights", default="0,0.25,0.5,0.75,1")
+    ap.add_argument("--rollouts", type=int, default=3000)
+    ap.add_argument("--games", type=int, default=None, help="a random subset of N games")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    if len(args.pairs) % 2:
+        ap.error("give LABELS and DATA_DIR in pairs")
+    pairs = list(zip(args.pairs[::2], args.pairs[1::2]))
+    for labels, data in pairs:
+        if not Path(labels).is_file():
+            ap.error(f"labels file {labels} does not exist")
+        if not Path(data).is_dir():
+            ap.error(f"data folder {data} does not exist")
+    try:
+        weights = [float(w) for w in args.weights.split(",")]
+    except ValueError:
+        ap.error(f"--weights {args.weights!r}: comma-separated numbers expected")
+    if any(not 0 <= w <= 1 for w in weights):
+        ap.error("--weights must lie in 0..1")
+
+    from engine.gtp import FrontOptions, load_network, load_ownership
+    from engine.player import Player
+    options = FrontOptions(network=None if args.network == "none" else args.network,
+                           ownership=args.ownership, net_threads=args.threads)
+    network, _ = load_network(options)
+    own_net = load_ownership(options)
+    if own_net is None:
+        ap.error("no ownership network (nets/weights/gocnn.pt is not there: give --ownership)")
+    config = EngineConfig(rollouts=args.rollouts, seed=1, search=SearchConfig(own_net=0.0))
+    player = Player(config, network, None, own_net)
+    player.warm_up()
+
+    games = _games(pairs, args.games)
+    stats = {w: {"win_big": 0, "n_big": 0, "win_all": 0, "n_all": 0, "dead_same": 0,
+                 "n_dead": 0} for w in weights}
+    started = time.time()
+    for k, (path, label) in enumerate(games):
+        player.loadsgf(str(path))
+        board = player.game.board
+        result = player.search.run(board, player.game.komi, max_sims=args.rollouts,
+                                   history=player.history())
+        playouts = result.ownership
+        net = player.search.net_ownership(board, player.history())
+        record = _signed(label["result"])
+        gnugo_dead = sorted(label["dead"])
+        gnugo_right = label["score"] == record
+        for w in weights:
+            own = (1 - w) * playouts + w * net
+            score = player._score_with_dead_removed(own)
+            right = (score > 0) == (record > 0)
+            st = stats[w]
+            st["n_all"] += 1
+            st["win_all"] += right
+            if abs(record) >= 2.5:
+                st["n_big"] += 1
+                st["win_big"] += right
+            if gnugo_right:
+                st["n_dead"] += 1
+                st["dead_same"] += sorted(board.name(p) for p in player._dead_stones(own)) \
+                    == gnugo_dead
+        if (k + 1) % 50 == 0:
+            print(f"{k + 1} games, {(time.time() - started) / (k + 1):.2f} s a game",
+                  file=sys.stderr)
+
+    print(f"{len(games)} held-out games that ended by counting; {args.rollouts} rollouts a count")
+    print("| ownership weight | winner, margin >= 2.5 | winner, all | dead stones = GNU Go's |")
+    print("|---|---|---|---|")
+    for w in weights:
+        st = stats[w]
+        cells = []
+        for hit, n in (("win_big", "n_big"), ("win_all", "n_all"), ("dead_same", "n_dead")):
+            lo, hi = wilson(st[hit], st[n])
+            cells.append(f"{st[hit] / max(1, st[n]):.1%} of {st[n]} ({lo:.1%}-{hi:.1%})")
+        print(f"| {w:g} | " + " | ".join(cells) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts,
+                                               "stats": {str(w): s for w, s in stats.items()}},
+                                              indent=1))
+    player.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
