@@ -33,7 +33,14 @@ How a game ends:
   recorded and the match goes on with the next game.
 
 Scoring rule (Chinese / area rules).  Both programs are asked for
-``final_status_list dead``.  The result is our own Tromp-Taylor area count
+``final_status_list dead``.  When both answer and their lists differ, the
+referee takes neither side's word: as KGS has its players do, the game goes
+on (each program gets ``kgs-genmove_cleanup`` where it knows the command,
+``genmove`` otherwise, for at most ``--max-moves`` more moves) until two
+passes in a row, and the lists are asked again; if they still differ, no
+stone counts as dead (whoever thought a stone dead had the chance to
+capture it).  The record's ``play_out`` keeps the two lists that started
+it and the moves it took, and the summary says how many games needed one.  The result is our own Tromp-Taylor area count
 (stones plus empty regions reached by one colour only, minus komi) of the
 final position after removing the stones that the *referee* lists as dead.
 The referee is GNU Go whenever one of the two programs is GNU Go (it answers
@@ -435,52 +442,74 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
                 kgs = p.send("known_command kgs-time_settings").strip() == "true"
                 p.send(cfg.clock.kgs() if kgs else cfg.clock.gtp())
                 clocks[role] = GameClock(cfg.clock)
-        passes = 0
-        while True:
-            if len(moves) >= cfg.max_moves:
-                end, reason = "max moves", f"{cfg.max_moves} moves played (--max-moves)"
-                break
-            c = BLACK if len(moves) % 2 == 0 else WHITE
-            mover = "engine" if c == engine_color else "opponent"
-            other = "opponent" if mover == "engine" else "engine"
-            clock = clocks.get(mover)
-            if clock is not None:
-                seconds, stones = clock.time_left()
-                players[mover].send(f"time_left {GTP_COLOR[c]} {seconds} {stones}")
-            asked = time.perf_counter()
-            answer = players[mover].send(f"genmove {GTP_COLOR[c]}")
-            took = time.perf_counter() - asked
-            thinking[mover][0] += took
-            thinking[mover][1] += 1
-            if clock is not None and not clock.spend(took):
-                winner = 3 - c
-                end = "time"
-                reason = (f"{LETTER[c]} ({mover}) lost on time: move {len(moves) + 1} took "
-                          f"{clock.longest:.2f} s at the most")
-                break
-            try:
-                move = parse_genmove(answer, size)
-            except ValueError as e:
-                raise Forfeit(mover, "garbage", f"genmove {GTP_COLOR[c]}: {e}") from None
-            if move == "resign":
-                winner = 3 - c
-                end = "resignation"
-                reason = f"{LETTER[c]} ({mover}) resigned"
-                break
-            p = PASS if move is None else board.point(*move)
-            why = board.legality(p, c)
-            if why is not None:
-                raise Forfeit(mover, "illegal",
-                              f"genmove {GTP_COLOR[c]} answered {answer.strip()} ({why})")
-            board.play(p, c)
-            moves.append((c, move))
-            players[other].send(f"play {GTP_COLOR[c]} {format_vertex(move, size)}")
-            passes = passes + 1 if move is None else 0
-            if passes >= 2:
-                end, reason = "two passes", "both players passed"
-                break
-        if winner is None:
-            score, scoring = score_game(board, komi, players, gtp_names, notes)
+
+        def play_moves(genmove: dict[str, str], limit: int) -> tuple[str, str, int | None]:
+            """Moves until two passes in a row, a resignation, a lost clock
+            or ``limit`` moves in all: (end, reason, winner or None)."""
+            passes = 0
+            while True:
+                if len(moves) >= limit:
+                    return "max moves", f"{limit} moves played (--max-moves)", None
+                c = BLACK if len(moves) % 2 == 0 else WHITE
+                mover = "engine" if c == engine_color else "opponent"
+                other = "opponent" if mover == "engine" else "engine"
+                clock = clocks.get(mover)
+                if clock is not None:
+                    seconds, stones = clock.time_left()
+                    players[mover].send(f"time_left {GTP_COLOR[c]} {seconds} {stones}")
+                asked = time.perf_counter()
+                answer = players[mover].send(f"{genmove[mover]} {GTP_COLOR[c]}")
+                took = time.perf_counter() - asked
+                thinking[mover][0] += took
+                thinking[mover][1] += 1
+                if clock is not None and not clock.spend(took):
+                    return "time", (f"{LETTER[c]} ({mover}) lost on time: move {len(moves) + 1} "
+                                    f"took {clock.longest:.2f} s at the most"), 3 - c
+                try:
+                    move = parse_genmove(answer, size)
+                except ValueError as e:
+                    raise Forfeit(mover, "garbage", f"genmove {GTP_COLOR[c]}: {e}") from None
+                if move == "resign":
+                    return "resignation", f"{LETTER[c]} ({mover}) resigned", 3 - c
+                p = PASS if move is None else board.point(*move)
+                why = board.legality(p, c)
+                if why is not None:
+                    raise Forfeit(mover, "illegal",
+                                  f"genmove {GTP_COLOR[c]} answered {answer.strip()} ({why})")
+                board.play(p, c)
+                moves.append((c, move))
+                players[other].send(f"play {GTP_COLOR[c]} {format_vertex(move, size)}")
+                passes = passes + 1 if move is None else 0
+                if passes >= 2:
+                    return "two passes", "both players passed", None
+
+        end, reason, winner = play_moves({r: "genmove" for r in ROLES}, cfg.max_moves)
+        if end == "two passes":
+            dead = dead_lists(board, players, notes)
+            if dead["engine"] is not None and dead["opponent"] is not None \
+                    and dead["engine"] != dead["opponent"]:
+                # the programs disagree on the dead stones: as KGS has its
+                # players do, they play on (cleanup) until two passes again,
+                # and a stone nobody captured is alive
+                before = len(moves)
+                cleanup = {r: "kgs-genmove_cleanup" if players[r].try_send(
+                    "known_command kgs-genmove_cleanup", notes) == "true" else "genmove"
+                    for r in ROLES}
+                end, reason, winner = play_moves(cleanup, len(moves) + cfg.max_moves)
+                rec["play_out"] = {
+                    "dead_stones": {r: sorted(format_vertex(v, size) for v in dead[r])
+                                    for r in ROLES},
+                    "moves": len(moves) - before, "commands": cleanup}
+                if end == "two passes":
+                    reason = "both players passed, then again after playing out the dead stones"
+                    dead = dead_lists(board, players, notes)
+                    if dead["engine"] != dead["opponent"]:
+                        dead = {r: set() for r in ROLES}    # nobody captured them: alive
+                        rec["play_out"]["still_disputed"] = True
+        if end in ("two passes", "max moves"):
+            if end == "max moves":
+                dead = dead_lists(board, players, notes)
+            score, scoring = score_game(board, komi, players, gtp_names, notes, dead)
             rec.update(scoring)
             winner = BLACK if score > 0 else WHITE if score < 0 else None
     except Forfeit as f:
@@ -520,16 +549,23 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
     return rec
 
 
-def score_game(board: Board, komi: float, players: dict[str, Side],
-               gtp_names: dict, notes: list[str]) -> tuple[float, dict]:
-    """Area score (black minus white minus komi) by the rule in the module
-    docstring, and what the record should say about it."""
-    referee = next((r for r in ROLES if is_gnugo(gtp_names[r])), "engine")
-    other = "opponent" if referee == "engine" else "engine"
+def dead_lists(board: Board, players: dict[str, Side], notes: list[str]) -> dict:
+    """Each program's ``final_status_list dead`` (a set of vertices, or None
+    when it gives no usable list)."""
     dead: dict[str, set | None] = {}
     for role in ROLES:
         text = players[role].try_send("final_status_list dead", notes)
         dead[role] = parse_vertex_list(text, board, notes, role)
+    return dead
+
+
+def score_game(board: Board, komi: float, players: dict[str, Side],
+               gtp_names: dict, notes: list[str], dead: dict) -> tuple[float, dict]:
+    """Area score (black minus white minus komi) by the rule in the module
+    docstring, from the programs' dead-stone lists ``dead``, and what the
+    record should say about it."""
+    referee = next((r for r in ROLES if is_gnugo(gtp_names[r])), "engine")
+    other = "opponent" if referee == "engine" else "engine"
     used = referee if dead[referee] is not None else other if dead[other] is not None else None
     stones = dead[used] if used else set()
     black, white = area_count(board, stones)
@@ -613,6 +649,7 @@ def summarise(all_records: list[dict]) -> dict:
         "errors": errors,
         "errors_by_side": {role: sum(1 for e in errors if e["side"] == role) for role in ROLES},
         "scored_games": len(scored),
+        "played_out": sum(1 for r in records if r.get("play_out")),
         "score_disagreements": sum(1 for r in scored if r.get("score_agrees") is False),
         "lost_on_time": {role: sum(1 for r in records if r["end"] == "time"
                                    and (r["engine_won"] is False) == (role == "engine"))
@@ -653,7 +690,8 @@ def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
     w("ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(s["ended_by"].items())))
     if s["scored_games"]:
         w(f"scored games: {s['scored_games']}, referee final_score disagreed with the "
-          f"area count in {s['score_disagreements']}")
+          f"area count in {s['score_disagreements']}; dead-stone lists differed and the "
+          f"game was played out in {s['played_out']}")
     if cfg.clock is not None:
         lt, lm = s["lost_on_time"], s["longest_move"]
         w(f"clock {cfg.clock.kgs().split(' ', 1)[1]}: lost on time: engine {lt['engine']}, "
@@ -670,6 +708,8 @@ def progress_line(r: dict, total: int) -> str:
     verdict = "win" if r["engine_won"] else "draw" if r["engine_won"] is None else "loss"
     line = (f"[game {r['game']}/{total}] engine={side}: {r['result']} ({verdict}) "
             f"in {r['moves']} moves, {r['end']}, {r['seconds']:.1f} s")
+    if r.get("play_out"):
+        line += f" (dead stones disputed: played out in {r['play_out']['moves']} moves)"
     if r["error"]:
         line += f" -- {r['error']['side']} {r['error']['kind']}: {r['error']['message']}"
     return line

@@ -22,7 +22,8 @@ STUB = textwrap.dedent('''
     are stubs), passes after K of its own moves.  MODE changes what happens
     at its K-th genmove: random (pass from then on), crash (exit), garbage
     (a vertex off the board), hang (sleep), slow (1.5 s), illegal (an occupied point),
-    resign; refuse answers every play with '?'; badname dies at once.
+    resign; refuse answers every play with '?'; badname dies at once; claim
+    lists the opponent's first stone as dead.
     """
     import random, sys, time
 
@@ -32,7 +33,7 @@ STUB = textwrap.dedent('''
     if mode == "badname":
         sys.exit(7)
     LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
-    size, stones, mine = 19, {}, 0
+    size, stones, mine, me = 19, {}, 0, None
 
     def vertex(c, r):
         return LETTERS[c] + str(r + 1)
@@ -74,6 +75,7 @@ STUB = textwrap.dedent('''
             out("")
         elif name == "genmove":
             mine += 1
+            me = args[0].lower()
             if mine == k and mode == "crash":
                 sys.exit(3)
             if mine == k and mode == "garbage":
@@ -101,7 +103,8 @@ STUB = textwrap.dedent('''
             stones[p] = args[0]
             out(vertex(*p))
         elif name == "final_status_list":
-            out("")
+            theirs = [p for p, c in stones.items() if c.lower() != me]
+            out(vertex(*theirs[0]) if mode == "claim" and theirs else "")
         elif name == "known_command":
             out("false")
         elif name in ("time_settings", "time_left"):
@@ -152,6 +155,27 @@ def test_stub_vs_stub_plays_to_two_passes(tmp_path, stub):
     for prop in ("PB[stub-random 1]", "PW[stub-random 1]", "KM[7.5]", "RE[", "C["):
         assert prop in text
     assert "both players passed" in text
+
+
+def test_disputed_dead_stones_are_played_out(tmp_path, stub, capsys):
+    """The opponent calls one of the engine's stones dead, the engine does
+    not: the game goes on (genmove: the stubs know no cleanup command)
+    until two passes, the lists still differ, and no stone counts dead."""
+    cfg = config(tmp_path, stub("random", 4, 1), stub("claim", 4, 2), games=2)
+    records = run(cfg)
+    for r in records:
+        assert r["end"] == "two passes" and r["error"] is None
+        play_out = r["play_out"]
+        assert play_out["dead_stones"]["engine"] == [] and len(play_out["dead_stones"]["opponent"]) == 1
+        assert play_out["moves"] == 2 and play_out["still_disputed"]
+        assert play_out["commands"] == {"engine": "genmove", "opponent": "genmove"}
+        assert r["moves"] == 10
+        assert r["result"] == match.format_result(r["area"]["black"] - r["area"]["white"] - 7.5)
+        assert "played out" in match.progress_line(r, 2)
+    summary = match.summarise(records)
+    assert summary["played_out"] == 2
+    match.print_summary(summary, cfg)
+    assert "game was played out in 2" in capsys.readouterr().out
 
 
 def test_crash_mid_game_is_a_forfeit(tmp_path, stub):
