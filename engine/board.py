@@ -621,6 +621,14 @@ class Board:
     def liberties(self, p: int) -> int:
         return int(self.b[LIBS, self.b[HEAD, p]])
 
+    def chain(self, p: int) -> list[int]:
+        """The stones of the chain at ``p`` (a stone)."""
+        stones, q = [p], int(self.b[NEXT, p])
+        while q != p:
+            stones.append(q)
+            q = int(self.b[NEXT, q])
+        return stones
+
     @property
     def to_move(self) -> int:
         return int(self.s[S_TO_MOVE])

@@ -318,6 +318,18 @@ class Player:
         liberties of a seki are self-atari for both and do not count."""
         return not self._unsettled(own) and not self._open_point(c, own)
 
+    def _shared_liberty(self, p: int) -> bool:
+        """The empty point ``p`` touches chains of both colours and neither
+        colour can play there without self-atari (a liberty of a seki)."""
+        board = self.game.board
+        b, s = board.b, board.s
+        w = board.width
+        colours = {board.color(q) for q in (p - w, p - 1, p + 1, p + w)}
+        if not {BLACK, WHITE} <= colours:
+            return False
+        return all(board.legality(p, c) is not None or libs_after(b, s, p, c) <= 1
+                   for c in (BLACK, WHITE))
+
     def _open_point(self, c: int, own: np.ndarray) -> bool:
         """An empty point left to neither side where ``c`` can play without
         self-atari (see _finished)."""
@@ -459,8 +471,10 @@ class Player:
         return format_score(self._score_with_dead_removed(self.ownership()))
 
     def final_status_list(self, status: str) -> list[Vertex]:
-        """alive / dead / seki stones (seki: shared liberties the playouts
-        leave to neither side)."""
+        """alive / dead / seki stones.  Seki: the living stones next to a
+        shared liberty (an empty point the ownership leaves to neither side
+        where a move of either colour would be self-atari or illegal), and
+        living stones whose point the ownership leaves undecided."""
         if status not in ("alive", "dead", "seki"):
             raise ValueError("syntax error")
         own = self.ownership()
@@ -468,6 +482,14 @@ class Player:
         dead = set(self._dead_stones(own))
         seki = {p for p in board.points() if board.color(p) in (BLACK, WHITE)
                 and p not in dead and abs(own[p]) < SEKI_THRESHOLD}
+        w = board.width
+        for p in board.points():
+            if board.color(p) != EMPTY or abs(own[p]) >= SEKI_THRESHOLD or \
+                    not self._shared_liberty(p):
+                continue
+            for q in (p - w, p - 1, p + 1, p + w):
+                if board.color(q) in (BLACK, WHITE) and q not in dead:
+                    seki.update(board.chain(q))
         if status == "dead":
             chosen = dead
         elif status == "seki":

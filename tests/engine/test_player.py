@@ -276,6 +276,38 @@ def test_dead_stones_in_open_territories():
     assert player.final_score() == "W+16.5"
 
 
+SEKI = """
+    . . X O . X O . .
+    . . X O . X O . .
+    . . X O X X O . .
+    . . X X O O O . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+    . . . X O . . . .
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_seki_is_alive_and_its_liberties_count_for_neither(seed):
+    """SEKI: white D9-D7 and black E7-F9 share the liberties E9 and E8,
+    and neither has an eye (GNU Go 3.8 level 10: final_status_list seki
+    lists the same seven stones, dead none, final_score W+12.5).  Both are
+    seki, nothing is dead, E8/E9 count for neither: black 37, white 42."""
+    player = player_with(SEKI, seed=seed)
+    names = lambda vs: sorted(player.game.board.name(player.game.board.point(*v)) for v in vs)  # noqa: E731
+    assert names(player.final_status_list("seki")) == sorted(
+        ["D9", "D8", "D7", "E7", "F7", "F8", "F9"])
+    assert player.final_status_list("dead") == []
+    assert player.final_score() == "W+12.5"
+    # a dame (E5) between two walls is no seki: either side may fill it
+    dame = SEKI.replace(". . . X O . . . .\n", ". . . X . O . . .\n", 1)
+    assert dame != SEKI
+    assert player_with(dame, seed=seed).final_status_list("seki") == \
+        player.final_status_list("seki")
+
+
 class LeftIsBlack:
     """A stand-in ownership network: columns A-D black's, the rest white's,
     whoever is to move (the interface of nets.evaluator.OwnershipEvaluator:
