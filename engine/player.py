@@ -104,7 +104,10 @@ class Player:
         spare.run(board, 7.5, max_sims=64)
         if self.network is not None and self.network.supports(9):
             spare.attach_network(self.network.evaluate, self.network.supports, fed=False)
-            spare.run(Game(size=9).board, 7.5, max_sims=64)   # the network's first call is slow too
+        if self.ownership_network is not None:
+            spare.attach_ownership(self.ownership_network.evaluate, self.ownership_network.supports)
+        if spare.network is not None or spare.ownership_net is not None:
+            spare.run(Game(size=9).board, 7.5, max_sims=64)   # a network's first call is slow too
         area_score(board.b, board.s)
         log.info("kernels ready in %.1fs", time.perf_counter() - started)
 
@@ -190,7 +193,7 @@ class Player:
         budget = self._budget(c)
         result = self.search.run(game.board, game.komi, max_sims=self.config.rollouts,
                                  seconds=budget, history=self.history())
-        self._ownership = (position_key(game.board), result.ownership)
+        self._ownership = (position_key(game.board), result)
         move = self._decide(c, result, cleanup)
         if move is PLAY_ON:
             result = self._search_without_pass(result, budget)
@@ -262,14 +265,14 @@ class Player:
                 # played out first while the search still likes its move, so
                 # that the opponent's dead-stone list cannot differ from ours
                 if not (result.move != PASS and result.winrate >= 0.5
-                        and self._unsettled(result.ownership)):
+                        and self._unsettled(result.playout_ownership)):
                     # ... and by the count the game will be scored with
                     return PASS if self._count_after_pass(c)[0] > 0 else PLAY_ON
             elif result.move == PASS:
                 # the count loses: passing would end the game lost, however
                 # the playouts rate it
                 return PLAY_ON
-        elif result.move == PASS and not (self._finished(c, result.ownership)
+        elif result.move == PASS and not (self._finished(c, result.playout_ownership)
                                           and self._margin(c, result.ownership) > 0):
             # a pass while points are still open gives them away (the
             # playouts after a pass can misjudge a fight, and RAVE can
@@ -290,7 +293,7 @@ class Player:
         result = self.search.run(after, self.game.komi,
                                  max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
                                  history=(PASS,) + self.history())
-        self._ownership = (position_key(after), result.ownership)
+        self._ownership = (position_key(after), result)
         return self._margin(c, result.ownership), result.ownership
 
     def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
@@ -347,14 +350,15 @@ class Player:
         of the last search of this position, else of a short one."""
         c = _COLORS[color]
         own = self.ownership()
+        played_out = self._ownership[1].playout_ownership
         faults = []
         margin = self._margin(c, own)
         if margin < 0:
             faults.append(f"the count loses by {-margin:g}")
         if not self._opponent_passed():
-            if self._unsettled(own):
+            if self._unsettled(played_out):
                 faults.append("stones still in a fight")
-            elif self._open_point(c, own):
+            elif self._open_point(c, played_out):
                 faults.append("points still open")
         return faults
 
@@ -446,11 +450,12 @@ class Player:
             sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
             result = self.search.run(self.game.board, self.game.komi, max_sims=sims,
                                      history=self.history())
-            self._ownership = (key, result.ownership)
-        return self._ownership[1]
+            self._ownership = (key, result)
+        return self._ownership[1].ownership
 
     def _dead_stones(self, own: np.ndarray) -> list[int]:
-        """Stones the playouts mostly gave to the other colour."""
+        """Stones the ownership (the playouts', with an ownership network
+        blended in) mostly gives to the other colour."""
         board = self.game.board
         dead = []
         for p in board.points():

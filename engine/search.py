@@ -342,6 +342,15 @@ class SearchResult:
     candidates: list[Candidate]
     ownership: np.ndarray = field(repr=False)   # per padded point, +1 black .. -1 white
     net: NetStats | None = None                 # None: no network attached
+    playouts: np.ndarray | None = field(default=None, repr=False)
+    # the playouts' own ownership when an ownership network was blended in
+    # (``ownership`` is then the blend); None: ``ownership`` is the playouts'
+
+    @property
+    def playout_ownership(self) -> np.ndarray:
+        """What the playouts alone made of each point: whether they settled
+        the fights (the pass rules) is theirs to say, not the network's."""
+        return self.ownership if self.playouts is None else self.playouts
 
     @property
     def sims_per_s(self) -> float:
@@ -725,8 +734,10 @@ class Search:
                 prior=prior, pv=self.principal_variation(i)))
         cands.sort(key=lambda c: (-c.visits, -c.winrate))
         own = sum(sc.own for sc in self.scratch) / max(sims, 1)
+        playouts = None
         net_own = self.net_ownership(board, self._root_history)
         if net_own is not None:
+            playouts = own
             own = (1.0 - self.cfg.own_net) * own + self.cfg.own_net * net_own
         if cands:
             best = cands[0]
@@ -743,4 +754,5 @@ class Search:
                            nn_visits=float(self.queue.params[P_NN_VISITS])
                            if self.queue.params is not None else 0.0,
                            mean_batch=st.positions / st.batches if st.batches else 0.0)
-        return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own, net)
+        return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own, net,
+                            playouts)

@@ -345,6 +345,12 @@ def test_the_ownership_network_is_blended_into_the_count(weight, dead, score):
     assert set(player.final_status_list("dead")) == dead
     assert player.final_score() == score
     assert net.calls == 1
+    # the pass rules ask the playouts alone whether the fights are settled
+    result = player._ownership[1]
+    board = player.game.board
+    h5 = board.point(*H5)
+    assert result.ownership[h5] == pytest.approx((1 - weight) * result.playouts[h5] - weight)
+    assert result.playout_ownership is result.playouts
 
 
 def _result_with(move, winrate: float, own, candidates=()) -> SearchResult:
