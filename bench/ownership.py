@@ -10,10 +10,11 @@ games whose label agrees with the record count.  Positions are drawn from
 all of each set's games (up to 20 per game, no symmetry), and a point
 counts when its final owner is black or white (dame and seki points are
 left out).  Printed: point accuracy over all positions and by move number
-(early: moves 1-80, middle: 81-160, late: 161 on), with the number of
-positions, the number of points and a 95% interval over the positions
-(points of one position are not independent: the interval treats each
-position's accuracy as one sample).
+(early: moves 1-80, middle: 81-160, late: 161 on), and on each game's final
+position (after its last move, the position the engine scores), with the
+number of positions and a 95% interval over the positions (points of one
+position are not independent: the interval treats each position's accuracy
+as one sample).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from engine.board import PASS, Board
+from engine.features import planes
 from nets.checkpoint import load_model
 from nets.data import DataError, load_cache
 from nets.ownership import BUCKETS, OwnershipSampler, load_labels
@@ -46,6 +49,26 @@ def accuracy(model, x, t, c, batch: int = 256, precision: str = "fp32") -> tuple
             right[a:a + len(tb)] = (((logits > 0) == (tb > 0.5)) & decided).sum(1)
             counted[a:a + len(tb)] = decided.sum(1)
     return right, counted
+
+
+def final_positions(cache, games, owners):
+    """(x, target, colour) of each game's last position, the player to
+    move's side."""
+    n = cache.size
+    xs, ts, cs = [], [], []
+    for g, own in zip(games, owners):
+        board = Board(n)
+        moves, colours = cache.game_moves(int(g))
+        history = []
+        for m, c in zip(moves, colours):
+            p = PASS if m == n * n else board.point(int(m) % n, n - 1 - int(m) // n)
+            board.play(p, int(c))
+            history.insert(0, p)
+        xs.append(planes(board, history[:4], rank=9, dtype=np.uint8))
+        sign = 1.0 if board.to_move == 1 else -1.0
+        ts.append(0.5 + 0.5 * sign * own.astype(np.float32))
+        cs.append(board.to_move - 1)
+    return np.stack(xs), np.stack(ts), np.array(cs, np.int64)
 
 
 def main(argv=None) -> int:
@@ -73,8 +96,9 @@ def main(argv=None) -> int:
     precision, why = resolve(args.precision, torch.device("cpu"))
     print(f"{args.checkpoint}: {meta.get('model')}, step {meta.get('steps')}, "
           f"{precision} ({why})")
-    print("| set | games | positions | all | early (1-80) | middle (81-160) | late (161-) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| set | games | positions | all | early (1-80) | middle (81-160) | late (161-) "
+          "| final positions |")
+    print("|---|---|---|---|---|---|---|---|")
     report = {}
     for cache_path, labels in zip(args.sets[::2], args.sets[1::2]):
         try:
@@ -101,6 +125,13 @@ def main(argv=None) -> int:
             cells.append(f"{acc:.1%} ± {half:.1%} ({int(sel.sum())})")
             row[name] = {"accuracy": acc, "half_interval": half, "positions": int(sel.sum()),
                          "points": int(counted[sel].sum())}
+        fx, ft, fc = final_positions(cache, games, owners)
+        fr, fn = accuracy(model, fx, ft, fc, precision=precision)
+        per = fr / np.maximum(fn, 1)
+        half = 1.96 * per.std(ddof=1) / np.sqrt(len(per)) if len(per) > 1 else 0.0
+        cells.append(f"{fr.sum() / fn.sum():.1%} ± {half:.1%} ({len(per)})")
+        row["final"] = {"accuracy": fr.sum() / fn.sum(), "half_interval": half,
+                        "positions": len(per), "points": int(fn.sum())}
         name = Path(cache_path).stem
         print(f"| {name} | {counts['used']} | {n} | " + " | ".join(cells) + " |")
         report[name] = {"games": counts["used"], "labels": counts, **row}

@@ -13,8 +13,9 @@ engine's count is what ``final_score`` answers: a search of the last
 position (``--rollouts``, as many as final_score spends), the stones its
 ownership gives to the other colour (below -0.5 for black, above 0.5 for
 white) removed, then area and komi.  The ownership of the search is the
-playouts' blended with the network's, ``(1 - w) * playouts + w * network``,
-for every ``w`` of ``--weights`` on the same search (``w = 0``: the
+playouts' blended with the network's (``engine.search.blend_ownership``:
+the network moves the playouts' value by ``w * (1 - |playouts|)`` of the
+gap), for every ``w`` of ``--weights`` on the same search (``w = 0``: the
 playouts alone, the engine without ``--ownership``).
 
 Reported per weight:
@@ -38,6 +39,7 @@ import numpy as np
 
 from bench.stats import wilson
 from engine.config import EngineConfig, SearchConfig
+from engine.search import blend_ownership
 
 
 def _games(pairs: list[tuple[str, str]], limit: int | None) -> list[tuple[Path, dict]]:
@@ -108,13 +110,13 @@ def main(argv=None) -> int:
         board = player.game.board
         result = player.search.run(board, player.game.komi, max_sims=args.rollouts,
                                    history=player.history())
-        playouts = result.ownership
+        playouts = result.playout_ownership
         net = player.search.net_ownership(board, player.history())
         record = _signed(label["result"])
         gnugo_dead = sorted(label["dead"])
         gnugo_right = label["score"] == record
         for w in weights:
-            own = (1 - w) * playouts + w * net
+            own = blend_ownership(playouts, net, w)
             score = player._score_with_dead_removed(own)
             right = (score > 0) == (record > 0)
             st = stats[w]

@@ -80,8 +80,8 @@ class SearchConfig:
                                     # search tried once or twice cost the network nothing
     nn_queue: int = 512             # queue bound (requests) before back-pressure starts
     nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
-    own_net: float = 0.5            # weight of the ownership network in the ownership the
-                                    # search reports (the playouts' weigh 1 - own_net)
+    own_net: float = 0.5            # how far the ownership network moves the playouts'
+                                    # ownership where they are unsure (search.blend_ownership)
 
     def __post_init__(self) -> None:
         """Every constant finite and of a sane sign, so that ``--param`` (or a

@@ -380,6 +380,18 @@ def position_key(board: Board) -> tuple:
     return (board.size, board.hash, board.to_move, board.ko)
 
 
+def blend_ownership(playouts: np.ndarray, network: np.ndarray, weight: float) -> np.ndarray:
+    """The network's say where the playouts are unsure: on each point the
+    playouts' ownership moved toward the network's by ``weight * (1 -
+    |playouts|)`` of the gap (both +1 black .. -1 white).  A point the
+    playouts settle (|playouts| near 1: most territory, most living and
+    captured groups) keeps their verdict; one they leave undecided (a lone
+    stone in a large open area, which lives in half the light playouts)
+    gets the network's.  On held-out 19x19 game ends this measured better
+    than a plain average at every weight (README, "Ownership network")."""
+    return playouts + weight * (1.0 - np.abs(playouts)) * (network - playouts)
+
+
 class Search:
     """A reusable tree search.  ``run`` searches the given position; the
     tree is kept between calls when the caller reports the moves played with
@@ -419,8 +431,8 @@ class Search:
         """Blend an ownership network into every result's ownership:
         ``evaluate(planes uint8 (B, P, n, n), colors (B,)) -> (B, n * n)``
         probabilities that the player to move owns each point at the end.
-        A result's ownership is then ``(1 - w) * playouts + w * network``
-        with ``w = cfg.own_net``, both +1 black .. -1 white."""
+        A result's ownership is then :func:`blend_ownership` of the
+        playouts' and the network's with ``w = cfg.own_net``."""
         self.ownership_net = evaluate
         self.ownership_supports = supports
         self._own_cache = None
@@ -738,7 +750,7 @@ class Search:
         net_own = self.net_ownership(board, self._root_history)
         if net_own is not None:
             playouts = own
-            own = (1.0 - self.cfg.own_net) * own + self.cfg.own_net * net_own
+            own = blend_ownership(own, net_own, self.cfg.own_net)
         if cands:
             best = cands[0]
             move, winrate = best.move, best.winrate

@@ -349,7 +349,8 @@ def test_the_ownership_network_is_blended_into_the_count(weight, dead, score):
     result = player._ownership[1]
     board = player.game.board
     h5 = board.point(*H5)
-    assert result.ownership[h5] == pytest.approx((1 - weight) * result.playouts[h5] - weight)
+    po = result.playouts[h5]
+    assert result.ownership[h5] == pytest.approx(po + weight * (1 - abs(po)) * (-1 - po))
     assert result.playout_ownership is result.playouts
 
 
