@@ -580,12 +580,14 @@ class PositionSampler:
     ``batch(n, step)`` returns ``x`` uint8 (n, N_PLANES, N, N), ``y`` int64
     (n,) point index of the move played (after the symmetry), ``color``
     int64 (n,) 0 black / 1 white to move.  ``positions_per_game`` positions
-    are taken from each replayed game (fewer from short games).  The batch is
+    are taken from each replayed game (fewer from short games); with
+    ``late`` = f, a fraction f of the games drawn give positions from their
+    last quarter only (the ownership net, used at game ends).  The batch is
     a function of ``(seed, stream, step)``: ``stream`` separates the
     processes of a distributed run."""
 
     def __init__(self, cache: GameCache, games=None, *, positions_per_game: int = 8,
-                 symmetries: bool = True, seed: int = 0, stream: int = 0):
+                 symmetries: bool = True, seed: int = 0, stream: int = 0, late: float = 0.0):
         self.cache = cache
         self.size = n = cache.size
         games = np.arange(cache.n_games) if games is None else np.asarray(games, np.int64)
@@ -598,6 +600,7 @@ class PositionSampler:
         self.positions = int(self.cum[-1])
         self.k = max(1, int(positions_per_game))
         self.symmetries = symmetries
+        self.late = float(late)
         self.seed = int(seed)
         self.stream = int(stream)
         self.gather, self.scatter = symmetry_tables(n)
@@ -629,6 +632,8 @@ class PositionSampler:
                 g = int(self.games[np.searchsorted(self.cum, u, side="right")])
                 a, e = self.offsets[g], self.offsets[g + 1]
                 cand = np.flatnonzero(self.moves[a:e] != nn)
+                if self.late > 0 and rng.random() < self.late:
+                    cand = cand[3 * len(cand) // 4:]       # the game's last quarter
                 m = min(self.k, len(cand), n - filled)
                 chosen = np.sort(rng.choice(cand, size=m, replace=False))
                 games.append(g)

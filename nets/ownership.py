@@ -88,11 +88,12 @@ class OwnershipSampler:
 
     def __init__(self, cache: GameCache, games: np.ndarray, owners: np.ndarray, *,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
-                 stream: int = 0):
+                 stream: int = 0, late: float = 0.0):
         self.size = cache.size
         self.owner_of = {int(g): o for g, o in zip(games, owners)}
         self.sampler = PositionSampler(cache, games, positions_per_game=positions_per_game,
-                                       symmetries=symmetries, seed=seed, stream=stream)
+                                       symmetries=symmetries, seed=seed, stream=stream,
+                                       late=late)
 
     def batch(self, n: int, step: int = 0):
         x, _, col, where = self.sampler.batch(n, step, info=True)
@@ -120,10 +121,12 @@ class OwnershipDataset(IterableDataset):
     ``start_step + i`` i-th whatever the number of loader workers."""
 
     def __init__(self, cache, games, owners, batch_size: int, *, start_step: int = 0,
-                 positions_per_game: int = 8, seed: int = 0, stream: int = 0):
+                 positions_per_game: int = 8, seed: int = 0, stream: int = 0,
+                 late: float = 0.0):
         self.args = (cache, games, owners)
         self.batch_size, self.start_step = batch_size, start_step
-        self.kw = dict(positions_per_game=positions_per_game, seed=seed, stream=stream)
+        self.kw = dict(positions_per_game=positions_per_game, seed=seed, stream=stream,
+                       late=late)
 
     def __iter__(self):
         info = get_worker_info()

@@ -91,6 +91,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m nets.train",
                                  description="Train a policy or ownership net on a game cache.")
     ap.add_argument("--data", required=True, help="game cache (.npz) or a folder of SGF files")
+    ap.add_argument("--late", type=float, default=0.0,
+                    help="ownership models: the fraction of games drawn that give positions "
+                         "of their last quarter only (the engine asks at game ends)")
     ap.add_argument("--labels", default=None,
                     help="final-ownership labels of the cache's games (JSON lines of "
                          "python -m bench.ownership_labels): needed by ownership models")
@@ -155,6 +158,8 @@ def check_options(args: argparse.Namespace) -> None:
         raise TrainError(f"--workers must be at least 0, got {args.workers}")
     if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
         raise TrainError(f"--minutes must be a positive number, got {args.minutes}")
+    if not (math.isfinite(args.late) and 0 <= args.late <= 1):
+        raise TrainError(f"--late must lie in 0..1, got {args.late}")
     if args.resume_from is not None and not Path(args.resume_from).is_file():
         raise TrainError(f"--resume-from: checkpoint file {args.resume_from} does not exist")
 
@@ -449,8 +454,9 @@ def train(args: argparse.Namespace) -> dict:
                              f"labelled games are validation games)")
         train_games, val_games = labelled[~is_val], labelled[is_val]
         own_train, own_val = owners[~is_val], owners[is_val]
-    elif args.labels is not None:
-        raise TrainError(f"--labels is for ownership models; {config['name']} learns moves")
+    elif args.labels is not None or args.late:
+        raise TrainError(f"--labels and --late are for ownership models; {config['name']} "
+                         f"learns moves")
 
     # a resumed run keeps its optimizer, learning rate and schedule unless told otherwise
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
@@ -501,7 +507,7 @@ def train(args: argparse.Namespace) -> dict:
     if task == "ownership":
         dataset = O.OwnershipDataset(cache, train_games, own_train, per_rank, start_step=step,
                                      positions_per_game=args.positions_per_game,
-                                     seed=args.seed, stream=rank)
+                                     seed=args.seed, stream=rank, late=args.late)
         val = O.fixed_positions(cache, val_games, own_val, args.val_positions) if is_main else None
         loss_fn, evaluate_fn, headline = O.loss_fn, O.evaluate, "point_acc"
     else:

@@ -108,6 +108,17 @@ def test_targets_follow_the_symmetry_and_the_player_to_move(labelled) -> None:
         assert np.array_equal(t[i], 0.5 + 0.5 * sign * own)
 
 
+def test_late_draws_positions_from_the_last_quarter(labelled) -> None:
+    cache_path, labels = labelled
+    cache = D.load_cache(cache_path)
+    games, owners, _ = O.load_labels(labels, cache)
+    x, t, col, where = O.OwnershipSampler(cache, games, owners, late=1.0, seed=2).batch(64, 0)
+    for g, m in zip(where["game"], where["move"]):
+        moves, _ = cache.game_moves(int(g))
+        nonpass = np.flatnonzero(moves != 361)
+        assert m in nonpass[3 * len(nonpass) // 4:]
+
+
 def test_training_lowers_the_loss_and_records_the_task(labelled, tmp_path) -> None:
     cache_path, labels = labelled
     out = tmp_path / "run"
