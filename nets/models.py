@@ -89,6 +89,20 @@ OWNERSHIP_DEFAULTS = {
     "min_size": 5,
 }
 
+#: Defaults of Clark & Storkey's network (``arch = "tied"``, seed 001).
+TIED_DEFAULTS = {
+    "arch": "tied",
+    "in_planes": N_PLANES,
+    "inputs": "clark",     # their 7 planes (from Table 1's) plus the on-board plane
+    "filters": [64, 64, 64, 48, 48, 32, 32],
+    "kernels": [7, 5, 5, 5, 5, 5, 5],
+    "head_kernel": 5,
+    "tied": True,          # every filter invariant under the board's 8 symmetries
+    "masked": True,        # trained with illegal points left out of the softmax
+    "max_size": 19,
+    "min_size": 5,
+}
+
 MODELS: dict[str, dict] = {
     # the 12-layer, 128-filter network of Maddison et al. (2015)
     "maddison12": dict(POLICY_DEFAULTS, layers=12, width=128),
@@ -100,6 +114,10 @@ MODELS: dict[str, dict] = {
     "gocnn": dict(OWNERSHIP_DEFAULTS),
     # the same trunk on all of Table 1's planes (liberties after the move, ladders, ...)
     "gocnn38": dict(OWNERSHIP_DEFAULTS, inputs="table1"),
+    # Clark & Storkey (2015): 7 convolutions and an output layer, tied filters
+    "clark8": dict(TIED_DEFAULTS),
+    # the same without tying, for their ablation
+    "clark8_untied": dict(TIED_DEFAULTS, tied=False),
 }
 
 
@@ -396,10 +414,84 @@ class OwnershipNet(TwoSoftmaxNet):
         return self.fp32_head(self.head, x)
 
 
+_ON_BOARD = 37
+
+
+def dihedral(w: torch.Tensor) -> list[torch.Tensor]:
+    """The 8 images of ``w`` under the symmetries of the square acting on
+    its last two axes (4 rotations, each also mirrored)."""
+    out = []
+    for k in range(4):
+        r = torch.rot90(w, k, (-2, -1))
+        out += [r, r.flip(-1)]
+    return out
+
+
+class TiedConv2d(nn.Conv2d):
+    """A convolution ("same" padding) whose filters are averaged over the
+    board's 8 symmetries before use, so each is invariant under them (Clark
+    & Storkey's weight tying: a rotated or mirrored board gives the rotated
+    or mirrored output, exactly).  The parameters stay free; only the
+    symmetric part of each filter acts."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = torch.stack(dihedral(self.weight)).mean(0)
+        return F.conv2d(x, w, self.bias, padding=self.padding)
+
+
+class TiedNet(TwoSoftmaxNet):
+    """Clark & Storkey (2015, seed 001): convolutions of ``filters`` with
+    ``kernels`` (64 7x7, two 64 5x5, two 48 5x5, two 32 5x5) and ReLU, then
+    the output convolution, 8 layers in all, every filter tied to the 8
+    symmetries when ``tied``.  Their encoding (``inputs`` = "clark"): own
+    and opponent stones in chains of 1, 2 and 3+ liberties and the points
+    the player to move may not play (the simple-ko point among them;
+    :func:`gocnn_planes`), plus the on-board plane for their edge encoding:
+    the zero padding of every convolution then reads as "off the board".
+    Where they put a fully connected layer on top, this net has a
+    convolution, which keeps it exactly equivariant and free of the board
+    size.  Per-filter biases, no position biases (those would break the
+    symmetry)."""
+
+    def __init__(self, config: dict):
+        super().__init__(TIED_DEFAULTS, config)
+        cfg = self.config
+        filters, kernels = list(cfg["filters"]), list(cfg["kernels"])
+        if not filters or len(filters) != len(kernels) or min(filters) < 1 \
+                or any(k % 2 != 1 for k in kernels + [cfg["head_kernel"]]):
+            raise ValueError(f"filters and kernels must be equally long, positive and odd, "
+                             f"got {filters}, {kernels}")
+        if cfg["inputs"] not in ("clark", "table1"):
+            raise ValueError(f"unknown inputs {cfg['inputs']!r} (clark, table1)")
+        conv = TiedConv2d if cfg["tied"] else nn.Conv2d
+        cin = 8 if cfg["inputs"] == "clark" else int(cfg["in_planes"])
+        layers = []
+        for width, k in zip(filters, kernels):
+            layers.append(conv(cin, width, k, padding=k // 2))
+            cin = width
+        self.trunk = nn.ModuleList(layers)
+        hk = int(cfg["head_kernel"])
+        self.head = conv(cin, 2, hk, padding=hk // 2)
+        for layer in self.trunk:
+            nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
+            nn.init.zeros_(layer.bias)
+        nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(self.head.weight[0].numel()) / 10)
+        nn.init.zeros_(self.head.bias)
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        if self.config["inputs"] == "clark":
+            x = torch.cat([gocnn_planes(x), x[:, _ON_BOARD:_ON_BOARD + 1]], 1)
+        for layer in self.trunk:
+            x = F.relu(layer(x))
+        return self.fp32_head(self.head, x)
+
+
 ARCHITECTURES: dict[str, type[nn.Module]] = {
     "policy": PolicyNet,
     "res": ResPolicyNet,
     "ownership": OwnershipNet,
+    "tied": TiedNet,
 }
 
 
@@ -423,6 +515,7 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-__all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
+__all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "TIED_DEFAULTS",
+           "TiedNet", "TiedConv2d", "dihedral", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
            "masked_log_softmax", "count_parameters", "color_index"]

@@ -324,9 +324,10 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
 
 
 @torch.no_grad()
-def evaluate(model, val, device, autocast, batch: int = 256) -> dict:
-    """Loss (all points) and masked top-1/5/10 accuracy on fixed positions
-    (the policy task; the ownership task's is nets.ownership.evaluate)."""
+def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = False) -> dict:
+    """Loss (all points, or the legal ones for a net trained ``masked``)
+    and masked top-1/5/10 accuracy on fixed positions (the policy task;
+    the ownership task's is nets.ownership.evaluate)."""
     x_all, y_all, c_all = val
     was_training = model.training
     model.eval()
@@ -339,8 +340,9 @@ def evaluate(model, val, device, autocast, batch: int = 256) -> dict:
         with autocast():
             logits = model(x.float(), c)
         logits = logits.float()
-        loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
         legal = x[:, LEGAL].reshape(len(y), -1).bool()
+        scored = logits.masked_fill(~legal, -1e4) if masked else logits
+        loss_sum += F.cross_entropy(scored, y, reduction="sum").item()
         masked = logits.masked_fill(~legal, float("-inf"))
         top = masked.topk(10, dim=1).indices
         match = top == y[:, None]
@@ -509,13 +511,21 @@ def train(args: argparse.Namespace) -> dict:
                                      positions_per_game=args.positions_per_game,
                                      seed=args.seed, stream=rank, late=args.late)
         val = O.fixed_positions(cache, val_games, own_val, args.val_positions) if is_main else None
-        loss_fn, evaluate_fn, headline = O.loss_fn, O.evaluate, "point_acc"
+        evaluate_fn, headline = O.evaluate, "point_acc"
+
+        def loss_fn(logits, target, x):
+            return O.loss_fn(logits, target)
     else:
         dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
                                     positions_per_game=args.positions_per_game, seed=args.seed,
                                     stream=rank)
         val = D.fixed_positions(cache, val_games, args.val_positions) if is_main else None
-        loss_fn, evaluate_fn, headline = F.cross_entropy, evaluate, "top1"
+        evaluate_fn, headline = evaluate, "top1"
+        if config.get("masked"):
+            def evaluate_fn(model, val, device, autocast):
+                return evaluate(model, val, device, autocast, masked=True)
+        loss_fn = masked_cross_entropy if config.get("masked") else \
+            (lambda logits, y, x: F.cross_entropy(logits, y))
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers,
                                          pin_memory=cuda)
 
@@ -667,16 +677,25 @@ def _sigterm_stops(enabled: bool):
         signal.signal(signal.SIGTERM, previous)
 
 
-def train_step(net, opt, x, y, c, device, autocast, loss_fn=F.cross_entropy) -> torch.Tensor:
+def masked_cross_entropy(logits: torch.Tensor, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over the legal points only (Clark & Storkey's masked
+    training): the LEGAL plane of ``x`` masks the others out of the softmax."""
+    legal = x[:, LEGAL].reshape(len(y), -1) > 0
+    return F.cross_entropy(logits.masked_fill(~legal, -1e4), y)
+
+
+def train_step(net, opt, x, y, c, device, autocast,
+               loss_fn=lambda logits, y, x: F.cross_entropy(logits, y)) -> torch.Tensor:
     """One optimiser step on a batch (x uint8 planes, y targets: moves for
     the policy, owners for the ownership net; c colours); returns the loss
-    (a tensor: reading it would wait for the device)."""
+    ``loss_fn(logits, y, x)`` (a tensor: reading it would wait for the
+    device)."""
     x = x.to(device, non_blocking=True).float()
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
     with autocast():
         logits = net(x, c)
-    loss = loss_fn(logits.float(), y)
+    loss = loss_fn(logits.float(), y, x)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()

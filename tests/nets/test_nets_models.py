@@ -166,3 +166,34 @@ def test_folding_batch_norm_keeps_the_function() -> None:
     assert any(isinstance(m, torch.nn.BatchNorm2d) for m in net.modules())
     plain = build_model("small6", width=4, layers=2).train()
     assert plain.for_inference() is plain and not plain.training
+
+
+@pytest.mark.parametrize("size", [9, 19])
+def test_tied_net_is_equivariant_under_the_eight_symmetries(size) -> None:
+    """Clark & Storkey's tied filters: the net's output on a rotated or
+    mirrored board is the rotated or mirrored output, up to float error;
+    the untied net of their ablation is not."""
+    from nets.models import dihedral
+    torch.manual_seed(0)
+    x = torch.randint(0, 2, (2, 38, size, size)).float()
+    tied = build_model("clark8").eval()
+    untied = build_model("clark8_untied").eval()
+    with torch.no_grad():
+        for net, equivariant in ((tied, True), (untied, False)):
+            out = net.both(x)
+            scale = out.abs().max()
+            for t, (xt, out_t) in enumerate(zip(dihedral(x), dihedral(out))):
+                err = (net.both(xt) - out_t).abs().max() / scale
+                if equivariant:
+                    assert err < 1e-4, (t, err)
+                elif t == 1:
+                    assert err > 1e-3
+
+
+def test_tied_net_shapes_and_registry() -> None:
+    net = build_model("clark8")
+    assert len(net.trunk) + 1 == 8
+    assert [c.out_channels for c in net.trunk] == [64, 64, 64, 48, 48, 32, 32]
+    assert [c.kernel_size[0] for c in net.trunk] == [7, 5, 5, 5, 5, 5, 5]
+    x = torch.rand(3, 38, 19, 19).round()
+    assert net(x, torch.tensor([0, 1, 0])).shape == (3, 361)
