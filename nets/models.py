@@ -103,6 +103,19 @@ TIED_DEFAULTS = {
     "min_size": 5,
 }
 
+#: Defaults of the deep alternative neural network (``arch = "dann"``, seed 004).
+DANN_DEFAULTS = {
+    "arch": "dann",
+    "in_planes": N_PLANES,
+    "layers": 6,           # alternative layers: a convolution, then a recurrent layer
+    "width": 64,
+    "first_kernel": 5,
+    "kernel": 3,
+    "steps": 3,            # iterations of each recurrent layer
+    "max_size": 19,
+    "min_size": 5,
+}
+
 MODELS: dict[str, dict] = {
     # the 12-layer, 128-filter network of Maddison et al. (2015)
     "maddison12": dict(POLICY_DEFAULTS, layers=12, width=128),
@@ -118,6 +131,9 @@ MODELS: dict[str, dict] = {
     "clark8": dict(TIED_DEFAULTS),
     # the same without tying, for their ablation
     "clark8_untied": dict(TIED_DEFAULTS, tied=False),
+    # the deep alternative neural network: 6 convolutions, each followed by
+    # a recurrent layer (compare with small6, the plain stack of that depth)
+    "dann6": dict(DANN_DEFAULTS),
 }
 
 
@@ -487,11 +503,71 @@ class TiedNet(TwoSoftmaxNet):
         return self.fp32_head(self.head, x)
 
 
+class RecurrentLayer(nn.Module):
+    """A recurrent convolutional layer: with z its input, h_0 = ReLU(z) and
+    h_t = ReLU(z + W * h_{t-1}) for t = 1..steps, one ``kernel`` x
+    ``kernel`` convolution W shared by the steps; it answers h_steps.  Each
+    step widens what a point sees by the kernel's reach without new
+    weights: the context reaches across the board early in the stack."""
+
+    def __init__(self, width: int, kernel: int, steps: int):
+        super().__init__()
+        self.steps = steps
+        self.conv = nn.Conv2d(width, width, kernel, padding=kernel // 2)
+        nn.init.kaiming_normal_(self.conv.weight, nonlinearity="relu")
+        self.conv.weight.data.mul_(0.5)       # the iterated map starts contracting
+        nn.init.zeros_(self.conv.bias)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        h = F.relu(z)
+        for _ in range(self.steps):
+            h = F.relu(z + self.conv(h))
+        return h
+
+
+class DannNet(TwoSoftmaxNet):
+    """The deep alternative neural network (seed 004): ``layers``
+    alternative layers, each a convolution (``first_kernel`` for the first,
+    ``kernel`` after) followed by a :class:`RecurrentLayer` of ``steps``
+    iterations, then the policy net's output convolution with position
+    biases.  Of the same depth and width as the plain stack ``small6``."""
+
+    def __init__(self, config: dict):
+        super().__init__(DANN_DEFAULTS, config)
+        cfg = self.config
+        layers, width, steps = int(cfg["layers"]), int(cfg["width"]), int(cfg["steps"])
+        k1, k = int(cfg["first_kernel"]), int(cfg["kernel"])
+        if layers < 1 or width < 1 or steps < 0 or k1 % 2 != 1 or k % 2 != 1:
+            raise ValueError(f"need layers >= 1, width >= 1, steps >= 0 and odd kernels, got "
+                             f"{layers}, {width}, {steps}, {k1}, {k}")
+        convs, recs = [], []
+        cin = int(cfg["in_planes"])
+        for i in range(layers):
+            kk = k1 if i == 0 else k
+            convs.append(nn.Conv2d(cin, width, kk, padding=kk // 2))
+            recs.append(RecurrentLayer(width, k, steps))
+            cin = width
+        self.convs, self.recurrent = nn.ModuleList(convs), nn.ModuleList(recs)
+        self.head = ConvLayer(width, 2, 1, True, int(cfg["max_size"]))
+        for conv in convs:
+            nn.init.kaiming_normal_(conv.weight, nonlinearity="relu")
+            nn.init.zeros_(conv.bias)
+        nn.init.normal_(self.head.conv.weight, std=1.0 / math.sqrt(width) / 10)
+        nn.init.zeros_(self.head.pbias.bias)
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        for conv, rec in zip(self.convs, self.recurrent):
+            x = rec(conv(x))
+        return self.fp32_head(self.head, x)
+
+
 ARCHITECTURES: dict[str, type[nn.Module]] = {
     "policy": PolicyNet,
     "res": ResPolicyNet,
     "ownership": OwnershipNet,
     "tied": TiedNet,
+    "dann": DannNet,
 }
 
 
@@ -516,6 +592,6 @@ def count_parameters(model: nn.Module) -> int:
 
 
 __all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "TIED_DEFAULTS",
-           "TiedNet", "TiedConv2d", "dihedral", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
+           "TiedNet", "TiedConv2d", "dihedral", "DANN_DEFAULTS", "DannNet", "RecurrentLayer", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
            "masked_log_softmax", "count_parameters", "color_index"]

@@ -197,3 +197,24 @@ def test_tied_net_shapes_and_registry() -> None:
     assert [c.kernel_size[0] for c in net.trunk] == [7, 5, 5, 5, 5, 5, 5]
     x = torch.rand(3, 38, 19, 19).round()
     assert net(x, torch.tensor([0, 1, 0])).shape == (3, 361)
+
+
+@pytest.mark.parametrize("size", [9, 19])
+def test_dann_shapes_and_reach(size) -> None:
+    """dann6: six convolutions each followed by a recurrent layer of three
+    steps; a stone in one corner moves the logits at the far corner of a
+    9x9 board (the recurrent steps carry context further than the plain
+    stack of the same depth, whose reach is 2 + 5 = 7 points)."""
+    net = build_model("dann6")
+    assert len(net.convs) == len(net.recurrent) == 6
+    x = torch.zeros(1, 38, size, size)
+    x[0, 36] = 1
+    base = net(x, 0)
+    assert base.shape == (1, size * size)
+    x2 = x.clone()
+    x2[0, 0, 0, 0] = 1                     # an own stone in the top-left corner
+    changed = (net(x2, 0) - base).abs().reshape(size, size)
+    if size == 9:
+        assert changed[8, 8] > 0
+        plain = build_model("small6")
+        assert (plain(x2, 0) - plain(x, 0)).abs().reshape(9, 9)[8, 8] == 0

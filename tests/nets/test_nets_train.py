@@ -202,3 +202,13 @@ def test_masked_training_of_the_tied_net(cache, tmp_path) -> None:
     y = torch.zeros(2, dtype=torch.long)
     logits = torch.randn(2, 361)
     assert T.masked_cross_entropy(logits, y, x).item() < 1e-3
+
+
+def test_dann_trains(cache, tmp_path) -> None:
+    out = tmp_path / "dann"
+    args = ["--data", str(cache), "--out", str(out), "--model", "dann6", "--width", "16",
+            "--layers", "2", "--batch", "16", "--val-positions", "64", "--threads", "1",
+            "--steps", "30", "--eval-every", "30", "--optimizer", "adam", "--lr", "0.003"]
+    assert T.main(args) == 0
+    rows = _metrics(out)
+    assert rows[-1]["val_loss"] < rows[0]["val_loss"]
