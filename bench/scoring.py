@@ -1,9 +1,9 @@
 """Scoring real games: the engine's final_score and dead stones on held-out
-games that ended by counting, with the ownership network at several weights.
+games that ended by counting, with the ownership network at several doubts.
 
     python -m bench.scoring LABELS.jsonl DATA_DIR [LABELS DATA_DIR ...]
         [--ownership nets/weights/gocnn.pt] [--network default|none|PATH]
-        [--weights 0,0.25,0.5,0.75,1] [--rollouts 3000] [--games N]
+        [--doubts 0,0.3,0.4,0.5,0.6] [--rollouts 3000] [--games N]
         [--json FILE]
 
 LABELS are the files of ``python -m bench.ownership_labels`` for the games
@@ -14,11 +14,11 @@ position (``--rollouts``, as many as final_score spends), the stones its
 ownership gives to the other colour (below -0.5 for black, above 0.5 for
 white) removed, then area and komi.  The ownership of the search is the
 playouts' blended with the network's (``engine.search.blend_ownership``:
-the network moves the playouts' value by ``w * (1 - |playouts|)`` of the
-gap), for every ``w`` of ``--weights`` on the same search (``w = 0``: the
-playouts alone, the engine without ``--ownership``).
+the network's value on the points where the playouts' is smaller in size
+than the doubt ``d``), for every ``d`` of ``--doubts`` on the same search
+(``d = 0``: the playouts alone, the engine without ``--ownership``).
 
-Reported per weight:
+Reported per doubt:
 
 * winner: share of games whose count names the record's winner, among
   those with a record margin of at least 2.5 points (the rule sets of the
@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ownership", default="default",
                     help="ownership network checkpoint ('default' the shipped one)")
     ap.add_argument("--network", default="default", help="policy network ('none': without)")
-    ap.add_argument("--weights", default="0,0.25,0.5,0.75,1")
+    ap.add_argument("--doubts", default="0,0.3,0.4,0.5,0.6",
+                    help="the engine's own_doubt values to count with")
     ap.add_argument("--rollouts", type=int, default=3000)
     ap.add_argument("--games", type=int, default=None, help="a random subset of N games")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
@@ -83,11 +84,11 @@ def main(argv=None) -> int:
         if not Path(data).is_dir():
             ap.error(f"data folder {data} does not exist")
     try:
-        weights = [float(w) for w in args.weights.split(",")]
+        doubts = [float(d) for d in args.doubts.split(",")]
     except ValueError:
-        ap.error(f"--weights {args.weights!r}: comma-separated numbers expected")
-    if any(not 0 <= w <= 1 for w in weights):
-        ap.error("--weights must lie in 0..1")
+        ap.error(f"--doubts {args.doubts!r}: comma-separated numbers expected")
+    if any(not 0 <= d <= 1 for d in doubts):
+        ap.error("--doubts must lie in 0..1")
 
     from engine.gtp import FrontOptions, load_network, load_ownership
     from engine.player import Player
@@ -97,13 +98,13 @@ def main(argv=None) -> int:
     own_net = load_ownership(options)
     if own_net is None:
         ap.error("no ownership network (nets/weights/gocnn.pt is not there: give --ownership)")
-    config = EngineConfig(rollouts=args.rollouts, seed=1, search=SearchConfig(own_net=0.0))
+    config = EngineConfig(rollouts=args.rollouts, seed=1, search=SearchConfig(own_doubt=0.0))
     player = Player(config, network, None, own_net)
     player.warm_up()
 
     games = _games(pairs, args.games)
-    stats = {w: {"win_big": 0, "n_big": 0, "win_all": 0, "n_all": 0, "dead_same": 0,
-                 "n_dead": 0} for w in weights}
+    stats = {d: {"win_big": 0, "n_big": 0, "win_all": 0, "n_all": 0, "dead_same": 0,
+                 "n_dead": 0} for d in doubts}
     started = time.time()
     for k, (path, label) in enumerate(games):
         player.loadsgf(str(path))
@@ -115,11 +116,11 @@ def main(argv=None) -> int:
         record = _signed(label["result"])
         gnugo_dead = sorted(label["dead"])
         gnugo_right = label["score"] == record
-        for w in weights:
-            own = blend_ownership(playouts, net, w)
+        for d in doubts:
+            own = blend_ownership(playouts, net, d)
             score = player._score_with_dead_removed(own)
             right = (score > 0) == (record > 0)
-            st = stats[w]
+            st = stats[d]
             st["n_all"] += 1
             st["win_all"] += right
             if abs(record) >= 2.5:
@@ -134,18 +135,18 @@ def main(argv=None) -> int:
                   file=sys.stderr)
 
     print(f"{len(games)} held-out games that ended by counting; {args.rollouts} rollouts a count")
-    print("| ownership weight | winner, margin >= 2.5 | winner, all | dead stones = GNU Go's |")
+    print("| own_doubt | winner, margin >= 2.5 | winner, all | dead stones = GNU Go's |")
     print("|---|---|---|---|")
-    for w in weights:
-        st = stats[w]
+    for d in doubts:
+        st = stats[d]
         cells = []
         for hit, n in (("win_big", "n_big"), ("win_all", "n_all"), ("dead_same", "n_dead")):
             lo, hi = wilson(st[hit], st[n])
             cells.append(f"{st[hit] / max(1, st[n]):.1%} of {st[n]} ({lo:.1%}-{hi:.1%})")
-        print(f"| {w:g} | " + " | ".join(cells) + " |")
+        print(f"| {d:g} | " + " | ".join(cells) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts,
-                                               "stats": {str(w): s for w, s in stats.items()}},
+                                               "stats": {str(d): s for d, s in stats.items()}},
                                               indent=1))
     player.close()
     return 0

@@ -80,8 +80,8 @@ class SearchConfig:
                                     # search tried once or twice cost the network nothing
     nn_queue: int = 512             # queue bound (requests) before back-pressure starts
     nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
-    own_net: float = 0.5            # how far the ownership network moves the playouts'
-                                    # ownership where they are unsure (search.blend_ownership)
+    own_doubt: float = 0.5          # the ownership network decides the points whose playout
+                                    # ownership is below this in size (search.blend_ownership)
 
     def __post_init__(self) -> None:
         """Every constant finite and of a sane sign, so that ``--param`` (or a
@@ -94,7 +94,7 @@ class SearchConfig:
         check_range("nn_rank", self.nn_rank, 1, 9)
         check_range("rave_equiv", self.rave_equiv, 1e-9, 1e9)
         check_range("fpu", self.fpu, 0.0, 1.0)
-        check_range("own_net", self.own_net, 0.0, 1.0)
+        check_range("own_doubt", self.own_doubt, 0.0, 1.0)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ class Player:
         ownership: an ownership network of the same interface (its
         ``evaluate`` gives the probability that the player to move owns
         each point), blended into the ownership of every search
-        (``SearchConfig.own_net``), or None."""
+        (``SearchConfig.own_doubt``), or None."""
         self.config = config or EngineConfig()
         self.game = Game(size=self.config.board_size, komi=self.config.komi)
         self.network = network
@@ -477,19 +477,25 @@ class Player:
 
     def final_status_list(self, status: str) -> list[Vertex]:
         """alive / dead / seki stones.  Seki: the living stones next to a
-        shared liberty (an empty point the ownership leaves to neither side
+        shared liberty (an empty point the playouts leave to neither side
         where a move of either colour would be self-atari or illegal), and
-        living stones whose point the ownership leaves undecided."""
+        living stones whose point the ownership leaves undecided.  The
+        shared liberty is the playouts' to judge, like the other questions
+        of what is still disputed: the ownership network learnt a seki's
+        stones as alive and its liberties as no one's, but it is not sure
+        of them, and where the playouts doubt it is the network that speaks
+        (search.blend_ownership)."""
         if status not in ("alive", "dead", "seki"):
             raise ValueError("syntax error")
         own = self.ownership()
+        played_out = self._ownership[1].playout_ownership
         board = self.game.board
         dead = set(self._dead_stones(own))
         seki = {p for p in board.points() if board.color(p) in (BLACK, WHITE)
                 and p not in dead and abs(own[p]) < SEKI_THRESHOLD}
         w = board.width
         for p in board.points():
-            if board.color(p) != EMPTY or abs(own[p]) >= SEKI_THRESHOLD or \
+            if board.color(p) != EMPTY or abs(played_out[p]) >= SEKI_THRESHOLD or \
                     not self._shared_liberty(p):
                 continue
             for q in (p - w, p - 1, p + 1, p + w):

@@ -380,16 +380,20 @@ def position_key(board: Board) -> tuple:
     return (board.size, board.hash, board.to_move, board.ko)
 
 
-def blend_ownership(playouts: np.ndarray, network: np.ndarray, weight: float) -> np.ndarray:
-    """The network's say where the playouts are unsure: on each point the
-    playouts' ownership moved toward the network's by ``weight * (1 -
-    |playouts|)`` of the gap (both +1 black .. -1 white).  A point the
-    playouts settle (|playouts| near 1: most territory, most living and
-    captured groups) keeps their verdict; one they leave undecided (a lone
-    stone in a large open area, which lives in half the light playouts)
-    gets the network's.  On held-out 19x19 game ends this measured better
-    than a plain average at every weight (README, "Ownership network")."""
-    return playouts + weight * (1.0 - np.abs(playouts)) * (network - playouts)
+def blend_ownership(playouts: np.ndarray, network: np.ndarray, doubt: float) -> np.ndarray:
+    """The network's word where the playouts are in doubt: each point keeps
+    the playouts' ownership (+1 black .. -1 white) where its size is at
+    least ``doubt`` (3 playouts in 5 or more end with one owner at 0.2, 7
+    in 10 at 0.4) and takes the network's elsewhere.  Light playouts settle
+    most territory and most living and captured groups; what they leave
+    undecided (a lone stone in a large open area, which lives in half of
+    them) the network usually knows.  The network, though, is sometimes
+    confidently wrong where the playouts are right (a large dead group it
+    calls alive), which is why it does not get a say on every point: on
+    held-out 19x19 game ends, an average of the two and a blend weighted by
+    the playouts' doubt both counted worse than the playouts alone
+    (README, "Ownership network")."""
+    return np.where(np.abs(playouts) < doubt, network, playouts)
 
 
 class Search:
@@ -432,7 +436,7 @@ class Search:
         ``evaluate(planes uint8 (B, P, n, n), colors (B,)) -> (B, n * n)``
         probabilities that the player to move owns each point at the end.
         A result's ownership is then :func:`blend_ownership` of the
-        playouts' and the network's with ``w = cfg.own_net``."""
+        playouts' and the network's at ``cfg.own_doubt``."""
         self.ownership_net = evaluate
         self.ownership_supports = supports
         self._own_cache = None
@@ -750,7 +754,7 @@ class Search:
         net_own = self.net_ownership(board, self._root_history)
         if net_own is not None:
             playouts = own
-            own = blend_ownership(own, net_own, self.cfg.own_net)
+            own = blend_ownership(own, net_own, self.cfg.own_doubt)
         if cands:
             best = cands[0]
             move, winrate = best.move, best.winrate

@@ -89,6 +89,9 @@ OWNERSHIP_DEFAULTS = {
     "min_size": 5,
 }
 
+#: Defaults of the ownership net on a residual trunk (``arch = "res_ownership"``).
+RES_OWNERSHIP_DEFAULTS = dict(RES_DEFAULTS, arch="res_ownership", task="ownership", min_size=5)
+
 #: Defaults of Clark & Storkey's network (``arch = "tied"``, seed 001).
 TIED_DEFAULTS = {
     "arch": "tied",
@@ -127,6 +130,9 @@ MODELS: dict[str, dict] = {
     "gocnn": dict(OWNERSHIP_DEFAULTS),
     # the same trunk on all of Table 1's planes (liberties after the move, ladders, ...)
     "gocnn38": dict(OWNERSHIP_DEFAULTS, inputs="table1"),
+    # final ownership on res6's trunk, which can start from the policy net's
+    # (nets.train --init-trunk nets/weights/res6.pt)
+    "res6own": dict(RES_OWNERSHIP_DEFAULTS, blocks=6, width=64),
     # Clark & Storkey (2015): 7 convolutions and an output layer, tied filters
     "clark8": dict(TIED_DEFAULTS),
     # the same without tying, for their ablation
@@ -430,6 +436,38 @@ class OwnershipNet(TwoSoftmaxNet):
         return self.fp32_head(self.head, x)
 
 
+class ResOwnershipNet(ResPolicyNet):
+    """Final ownership on a residual trunk: :class:`ResPolicyNet`'s stem and
+    blocks, named alike so that a trained policy net's trunk loads into
+    them (``nets.train --init-trunk``), then a 3x3 convolution with ReLU and
+    GoCNN's 5x5 output convolution to the two colour-to-move channels of
+    :class:`OwnershipNet`.  A policy trunk has learnt from every move of
+    hundreds of thousands of games what is alive and what can be captured;
+    the ownership labels (final positions scored by GNU Go) are a few
+    thousand games."""
+
+    def __init__(self, config: dict):
+        super().__init__(dict(RES_OWNERSHIP_DEFAULTS, **config))
+        width = int(self.config["width"])
+        self.own_hidden = nn.Conv2d(width, width, 3, padding=1)
+        self.head = nn.Conv2d(width, 2, 5, padding=2)
+        nn.init.kaiming_normal_(self.own_hidden.weight, nonlinearity="relu")
+        nn.init.zeros_(self.own_hidden.bias)
+        nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(self.head.weight[0].numel()) / 10)
+        nn.init.zeros_(self.head.bias)
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        x = F.relu(self.stem_bn(self.stem(x)))
+        for block in self.blocks:
+            x = block(x)
+        return self.fp32_head(self.head, F.relu(self.own_hidden(x)))
+
+
+#: the parameters a policy net's trunk shares with :class:`ResOwnershipNet`
+TRUNK_PREFIXES = ("stem.", "stem_bn.", "blocks.")
+
+
 _ON_BOARD = 37
 
 
@@ -566,6 +604,7 @@ ARCHITECTURES: dict[str, type[nn.Module]] = {
     "policy": PolicyNet,
     "res": ResPolicyNet,
     "ownership": OwnershipNet,
+    "res_ownership": ResOwnershipNet,
     "tied": TiedNet,
     "dann": DannNet,
 }
@@ -592,6 +631,7 @@ def count_parameters(model: nn.Module) -> int:
 
 
 __all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "TIED_DEFAULTS",
-           "TiedNet", "TiedConv2d", "dihedral", "DANN_DEFAULTS", "DannNet", "RecurrentLayer", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
+           "TiedNet", "TiedConv2d", "dihedral", "DANN_DEFAULTS", "DannNet", "RecurrentLayer", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "RES_OWNERSHIP_DEFAULTS",
+           "ResOwnershipNet", "TRUNK_PREFIXES", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
            "masked_log_softmax", "count_parameters", "color_index"]

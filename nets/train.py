@@ -75,7 +75,8 @@ import torch.nn.functional as F
 from engine.features import FEATURE_VERSION, LEGAL, N_PLANES
 from nets import data as D
 from nets.checkpoint import load_checkpoint, save_checkpoint
-from nets.models import MODELS, count_parameters, model_config, model_from_config
+from nets.models import (MODELS, TRUNK_PREFIXES, count_parameters, model_config,
+                          model_from_config)
 from nets.precision import PRECISIONS, resolve as resolve_precision, autocast as precision_autocast
 
 
@@ -135,6 +136,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="when OUT holds no run yet, continue the run saved in CKPT (e.g. the "
                          "committed nets/weights/res6.pt: weights, optimizer, step, schedule); "
                          "a CKPT-stem.metrics.jsonl beside it seeds OUT's metrics")
+    ap.add_argument("--init-trunk", default=None, metavar="CKPT",
+                    help="a new run starts its trunk (stem and residual blocks) from a "
+                         "trained net's, e.g. res6own from nets/weights/res6.pt")
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop after this many minutes at a step boundary, evaluated and "
                          "checkpointed (resume later with --resume)")
@@ -162,6 +166,24 @@ def check_options(args: argparse.Namespace) -> None:
         raise TrainError(f"--late must lie in 0..1, got {args.late}")
     if args.resume_from is not None and not Path(args.resume_from).is_file():
         raise TrainError(f"--resume-from: checkpoint file {args.resume_from} does not exist")
+    if args.init_trunk is not None and not Path(args.init_trunk).is_file():
+        raise TrainError(f"--init-trunk: checkpoint file {args.init_trunk} does not exist")
+
+
+def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
+    """Copy the trunk (parameters and batch-norm statistics under
+    ``TRUNK_PREFIXES``) of the net saved in ``path`` into ``model``;
+    TrainError when the two trunks differ in their names or shapes."""
+    weights = load_checkpoint(path).weights
+    own = model.state_dict()
+    names = [k for k in own if k.startswith(TRUNK_PREFIXES)]
+    missing = [k for k in names if k not in weights or weights[k].shape != own[k].shape]
+    if not names or missing:
+        raise TrainError(f"--init-trunk: {path} has no trunk of this model's shape"
+                         + (f" (first mismatch: {missing[0]})" if missing else ""))
+    model.load_state_dict({k: weights[k] for k in names}, strict=False)
+    if verbose:
+        print(f"trunk from {path}: {len(names)} tensors", file=sys.stderr)
 
 
 def halve_points(spec: str | None, steps: int) -> list[int]:
@@ -430,6 +452,8 @@ def train(args: argparse.Namespace) -> dict:
     model = model_from_config(config)
     if ck is not None:
         model.load_state_dict(ck.weights)
+    elif args.init_trunk is not None:
+        init_trunk(model, args.init_trunk, is_main)
     model.to(device)
 
     # data (after the model: an unknown model name is reported first)
@@ -541,12 +565,15 @@ def train(args: argparse.Namespace) -> dict:
     if task == "ownership":
         data_summary["labels"] = {"file": str(args.labels), **label_counts}
 
+    trunk_from = args.init_trunk or (ck.metadata.get("init_trunk") if ck is not None else None)
+
     def save(path: Path, result: dict | None) -> None:
         meta = {
             "board_sizes": [cache.size],
             "data": data_summary,
             "steps": step,
             "positions_seen": step * args.batch,
+            "init_trunk": trunk_from,
             "train_state": {"step": step, "seed": args.seed, "optimizer": args.optimizer,
                             "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
                             "world_size": world, "positions_per_game": args.positions_per_game},
@@ -590,19 +617,20 @@ def train(args: argparse.Namespace) -> dict:
                        + (f", train loss {train_loss:.4f}" if train_loss is not None else ""))
         return result
 
-    t_start = time.time()
-    if is_main and step == 0 and not rows:
-        checkpoint_and_log(run_eval(None))
-    if world > 1:
-        torch.distributed.barrier()
-
-    net.train()
-    loss_sum = torch.zeros((), device=device)
-    loss_n = 0
-    window_t, window_steps = time.time(), 0
-    it = iter(loader)
-    deadline = None if args.minutes is None else t_start + 60.0 * args.minutes
+    # SIGTERM is honoured from here on, the step-0 evaluation included
     with _sigterm_stops(world == 1) as terminated:
+        t_start = time.time()
+        if is_main and step == 0 and not rows:
+            checkpoint_and_log(run_eval(None))
+        if world > 1:
+            torch.distributed.barrier()
+
+        net.train()
+        loss_sum = torch.zeros((), device=device)
+        loss_n = 0
+        window_t, window_steps = time.time(), 0
+        it = iter(loader)
+        deadline = None if args.minutes is None else t_start + 60.0 * args.minutes
         while step < args.steps:
             lr = lr_at(step, base_lr, halvings)
             for g in opt.param_groups:

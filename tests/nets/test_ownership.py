@@ -55,7 +55,7 @@ def test_gocnn_planes_from_table1() -> None:
         assert _ascii(got[k]) == _ascii(want), k
 
 
-@pytest.mark.parametrize("name", ["gocnn", "gocnn38"])
+@pytest.mark.parametrize("name", ["gocnn", "gocnn38", "res6own"])
 @pytest.mark.parametrize("size", [9, 19])
 def test_ownership_net_shapes(name, size) -> None:
     net = build_model(name, width=8)
@@ -151,3 +151,32 @@ def test_labels_are_required_and_only_for_ownership(labelled, tmp_path, capsys) 
     assert T.main(base + ["--model", "gocnn", "--labels", str(bad),
                           "--out", str(tmp_path / "c")]) == 2
     assert "bad.jsonl line 1" in capsys.readouterr().err
+
+
+def test_init_trunk_starts_from_a_policy_nets_trunk(labelled, tmp_path, capsys) -> None:
+    """res6own --init-trunk res6.pt: the residual trunk (weights and batch
+    norm statistics) is the policy net's, the head is new; a net of
+    another shape is refused, naming the file."""
+    from nets import train as T
+    from nets.checkpoint import save_checkpoint
+    policy = build_model("res6", width=8)
+    with torch.no_grad():
+        for t in policy.state_dict().values():
+            t.copy_(torch.rand_like(t.float()).to(t.dtype) if t.is_floating_point() else t)
+    src = tmp_path / "policy.pt"
+    save_checkpoint(src, policy, metadata={})
+    own = build_model("res6own", width=8)
+    T.init_trunk(own, str(src), verbose=False)
+    theirs, mine = policy.state_dict(), own.state_dict()
+    trunk = [k for k in mine if k.startswith(("stem", "blocks."))]
+    assert len(trunk) == 78             # stem + batch norm: 6; 6 blocks of 12
+    assert all(torch.equal(mine[k], theirs[k]) for k in trunk)
+    cache_path, labels = labelled
+    base = ["--data", str(cache_path), "--labels", str(labels), "--model", "res6own",
+            "--steps", "1", "--threads", "1"]
+    assert T.main(base + ["--width", "16", "--init-trunk", str(src),
+                          "--out", str(tmp_path / "a")]) == 2
+    assert "policy.pt has no trunk of this model's shape" in capsys.readouterr().err
+    assert T.main(base + ["--init-trunk", str(tmp_path / "none.pt"),
+                          "--out", str(tmp_path / "b")]) == 2
+    assert "none.pt does not exist" in capsys.readouterr().err
