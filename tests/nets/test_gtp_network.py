@@ -200,3 +200,25 @@ def test_ownership_network_through_gtp(tmp_path):
                 input="play b e5\nfinal_score\nfinal_status_list dead\nquit\n")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("=\n\n= B+") and "ownership network gocnn" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["maddison12", "small6", "res6", "clark8", "clark8_untied",
+                                  "dann6"])
+@pytest.mark.parametrize("size", [9, 19])
+def test_every_policy_model_plays_with_network_path(engine, tmp_path, name, size):
+    """Every policy net of the registry loads with --network PATH (the ones
+    on other inputs, Clark & Storkey's and GoCNN's planes, compute them from
+    Table 1's inside the model) and answers legal moves, alone and as the
+    search's priors."""
+    from nets.checkpoint import save_checkpoint
+    from nets.models import MODELS, build_model
+    assert {n for n, c in MODELS.items() if c.get("task", "policy") == "policy"} == \
+        {"maddison12", "small6", "res6", "clark8", "clark8_untied", "dann6"}
+    path = tmp_path / f"{name}.pt"
+    save_checkpoint(path, build_model(name), metadata={})
+    e = engine("--network", str(path), "--policy-only", "--size", str(size))
+    assert f"policy network {name} alone" in e.ok("gomill-describe_engine")
+    moves = [e.ok(f"genmove {c}") for c in "bwbw"]
+    assert all(m not in ("pass", "resign") for m in moves) and len(set(moves)) == 4
+    e = engine("--network", str(path), "--rollouts", "300", "--size", str(size))
+    assert e.ok("genmove b") not in ("pass", "resign")
