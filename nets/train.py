@@ -365,8 +365,7 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
         legal = x[:, LEGAL].reshape(len(y), -1).bool()
         scored = logits.masked_fill(~legal, -1e4) if masked else logits
         loss_sum += F.cross_entropy(scored, y, reduction="sum").item()
-        masked = logits.masked_fill(~legal, float("-inf"))
-        top = masked.topk(10, dim=1).indices
+        top = logits.masked_fill(~legal, float("-inf")).topk(10, dim=1).indices
         match = top == y[:, None]
         for k in hits:
             hits[k] += int(match[:, :k].any(dim=1).sum())

@@ -231,3 +231,21 @@ def test_dann_trains(cache, tmp_path) -> None:
     assert T.main(args) == 0
     rows = _metrics(out)
     assert rows[-1]["val_loss"] < rows[0]["val_loss"]
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_evaluate_scores_every_batch(masked) -> None:
+    """Validation in several batches (a real run's 4,096 positions are 16):
+    the loss and top-k counted over all of them, the same as in one batch."""
+    from nets.models import build_model
+    torch.manual_seed(0)
+    net = build_model("small6", width=8, layers=2)
+    x = (torch.rand(40, 38, 9, 9) < 0.5).to(torch.uint8).numpy()
+    y = torch.randint(0, 81, (40,)).numpy()
+    c = torch.randint(0, 2, (40,)).numpy()
+    plain = __import__("contextlib").nullcontext
+    whole = T.evaluate(net, (x, y, c), "cpu", plain, batch=40, masked=masked)
+    parts = T.evaluate(net, (x, y, c), "cpu", plain, batch=16, masked=masked)
+    assert parts["val_positions"] == 40
+    assert parts["val_loss"] == pytest.approx(whole["val_loss"], rel=1e-5)
+    assert all(parts[k] == whole[k] for k in ("top1", "top5", "top10"))
