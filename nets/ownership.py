@@ -52,11 +52,20 @@ def read_labels(path) -> dict[str, dict]:
     return labels
 
 
-def load_labels(path, cache: GameCache) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(games, owners, counts): the cache's games with an agreeing label,
-    their owners int8 (games, N*N) +1 black, -1 white, 0 neither, and how
-    many labels were used, disagreed, or were not in the cache."""
-    labels = read_labels(path)
+def load_labels(paths, cache: GameCache) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(games, owners, counts): the cache's games with an agreeing label in
+    the labels file(s) ``paths`` (one path, or several: e.g. the outputs of
+    labellers run side by side with different --seed; a game labelled
+    twice counts once, by its last label), their owners int8 (games, N*N)
+    +1 black, -1 white, 0 neither, and how many labels were used,
+    disagreed, or were not in the cache."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    labels, file_of = {}, {}
+    for p in paths:
+        for source, d in read_labels(p).items():
+            labels[source] = d
+            file_of[source] = p
+    path = ", ".join(str(p) for p in paths)
     n2 = cache.size * cache.size
     index = {s.decode("utf-8"): g for g, s in enumerate(cache.source)}
     games, owners = [], []
@@ -71,7 +80,8 @@ def load_labels(path, cache: GameCache) -> tuple[np.ndarray, np.ndarray, dict]:
             continue
         owner = d.get("owner", "")
         if len(owner) != n2 or set(owner) - set(_VALUE):
-            raise DataError(f"{path}: the owner map of {source} is not {n2} of X, O, .")
+            raise DataError(f"{file_of[source]}: the owner map of {source} is not {n2} "
+                            f"of X, O, .")
         games.append(g)
         owners.append([_VALUE[ch] for ch in owner])
     counts["used"] = len(games)

@@ -97,7 +97,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "of their last quarter only (the engine asks at game ends)")
     ap.add_argument("--labels", default=None,
                     help="final-ownership labels of the cache's games (JSON lines of "
-                         "python -m bench.ownership_labels): needed by ownership models")
+                         "python -m bench.ownership_labels; several files comma-separated): "
+                         "needed by ownership models")
     ap.add_argument("--model", default=None,
                     help=f"registry name ({', '.join(sorted(MODELS))}); default small6, "
                          "or the checkpoint's with --resume")
@@ -471,7 +472,8 @@ def train(args: argparse.Namespace) -> dict:
             raise TrainError(f"{config['name']} learns final ownership: give its labels "
                              f"with --labels (python -m bench.ownership_labels)")
         from nets import ownership as O
-        labelled, owners, label_counts = O.load_labels(args.labels, cache)
+        labelled, owners, label_counts = O.load_labels(
+            [p for p in args.labels.split(",") if p], cache)
         is_val = cache.val[labelled]
         if not is_val.any() or is_val.all():
             raise TrainError(f"{args.labels} must label games on both sides of the cache's "

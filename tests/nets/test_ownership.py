@@ -180,3 +180,23 @@ def test_init_trunk_starts_from_a_policy_nets_trunk(labelled, tmp_path, capsys) 
     assert T.main(base + ["--init-trunk", str(tmp_path / "none.pt"),
                           "--out", str(tmp_path / "b")]) == 2
     assert "none.pt does not exist" in capsys.readouterr().err
+
+
+def test_labels_from_several_files_count_each_game_once(labelled, tmp_path) -> None:
+    """Two labellers' files (overlapping) give the games of both, once."""
+    cache_path, labels = labelled
+    cache = D.load_cache(cache_path)
+    lines = labels.read_text().splitlines(keepends=True)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(lines[:6]))
+    b.write_text("".join(lines[4:]))
+    games, owners, counts = O.load_labels(labels, cache)
+    games2, owners2, counts2 = O.load_labels([a, b], cache)
+    assert np.array_equal(games, games2) and np.array_equal(owners, owners2)
+    assert counts2 == counts == {"labels": 12, "used": 10, "disagree": 1, "not_in_cache": 1}
+    from nets import train as T
+    out = tmp_path / "run"
+    assert T.main(["--data", str(cache_path), "--labels", f"{a},{b}", "--model", "gocnn",
+                   "--width", "8", "--layers", "1", "--steps", "1", "--threads", "1",
+                   "--out", str(out)]) == 0
+    assert load_checkpoint(out / "last.pt").metadata["data"]["labels"]["used"] == 10
