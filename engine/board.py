@@ -131,25 +131,6 @@ def new_stamp(b, s):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def count_libs(b, s, h):
-    """Exact number of distinct liberties of the chain headed by h."""
-    w = s[S_W]
-    st = new_stamp(b, s)
-    n = 0
-    q = h
-    for _ in range(MAX_CHAIN):
-        for d in (-w, -1, 1, w):
-            r = q + d
-            if b[COLOR, r] == EMPTY and b[MARK, r] != st:
-                b[MARK, r] = st
-                n += 1
-        q = b[NEXT, q]
-        if q == h:
-            break
-    return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
 def is_legal(b, s, p, c):
     """Legal for colour c under simple ko (not superko).  PASS is legal."""
     if p == PASS:
@@ -205,16 +186,22 @@ def _capture(b, s, zob, h):
         _add_empty(b, s, q)
         n += 1
         # q is a new liberty of each distinct adjacent chain (of either
-        # colour: our own stones here are being removed, their libs are moot).
-        st = new_stamp(b, s)
+        # colour: our own stones here are being removed, their libs are
+        # moot); chains told apart by comparing heads.
+        h1 = h2 = h3 = -1
         for d in (-w, -1, 1, w):
             r = q + d
             k = b[COLOR, r]
             if k == BLACK or k == WHITE:
                 hr = b[HEAD, r]
-                if b[MARK, hr] != st:
-                    b[MARK, hr] = st
+                if hr != h1 and hr != h2 and hr != h3:
                     b[LIBS, hr] += 1
+                    if h1 < 0:
+                        h1 = hr
+                    elif h2 < 0:
+                        h2 = hr
+                    else:
+                        h3 = hr
         q = nxt
         if q == h:
             break
@@ -246,6 +233,65 @@ def _libs_extended(b, s, p, h, c):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def _touches(b, t, w, c, h):
+    """True if the point t has a neighbouring stone of c's chain headed by h."""
+    for f in (-w, -1, 1, w):
+        r = t + f
+        if b[COLOR, r] == c and b[HEAD, r] == h:
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _merged_libs(b, s, p, w, c, big, h1, h2, h3):
+    """Liberties of the chain that the stone p makes of c's chains big (the
+    largest), h1 and h2, h3 (-1 when absent), counted before they are
+    relabelled: big's count less p, plus the points of p's neighbours and
+    of the smaller chains' liberties that big does not already touch.  Only
+    the smaller chains are walked."""
+    st = new_stamp(b, s)
+    b[MARK, p] = st
+    n = b[LIBS, big] - 1
+    for d in (-w, -1, 1, w):
+        e = p + d
+        if b[COLOR, e] == EMPTY:
+            b[MARK, e] = st
+            if not _touches(b, e, w, c, big):
+                n += 1
+    for h in (h1, h2, h3):
+        if h < 0:
+            continue
+        r = h
+        for _ in range(MAX_CHAIN):
+            for d in (-w, -1, 1, w):
+                t = r + d
+                if b[COLOR, t] == EMPTY and b[MARK, t] != st:
+                    b[MARK, t] = st
+                    if not _touches(b, t, w, c, big):
+                        n += 1
+            r = b[NEXT, r]
+            if r == h:
+                break
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _join(b, h, into):
+    """Relabel the chain headed by h into the chain headed by into and
+    splice their circular stone lists."""
+    r = h
+    for _ in range(MAX_CHAIN):
+        b[HEAD, r] = into
+        r = b[NEXT, r]
+        if r == h:
+            break
+    t = b[NEXT, into]
+    b[NEXT, into] = b[NEXT, h]
+    b[NEXT, h] = t
+    b[SIZE, into] += b[SIZE, h]
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def play(b, s, zob, p, c):
     """Play colour c at p (or PASS); the move must be legal.  Returns the
     number of stones captured."""
@@ -266,11 +312,12 @@ def play(b, s, zob, p, c):
     b[NEXT, p] = p
     b[SIZE, p] = 1
     s[S_HASH] ^= zob[c, p]
+    # 1. Take the liberty from each distinct adjacent enemy chain, and find
+    #    the distinct friendly chains (at most four of each; told apart by
+    #    comparing heads, no marks).
     libs = 0
-    joined = 0                           # distinct friendly chains joined
-    # 1. Take the liberty from adjacent enemy chains (once per chain), and
-    #    join adjacent friendly chains into one.
-    st = new_stamp(b, s)
+    e1 = e2 = e3 = -1
+    f1 = f2 = f3 = f4 = -1
     for d in (-w, -1, 1, w):
         q = p + d
         k = b[COLOR, q]
@@ -278,35 +325,60 @@ def play(b, s, zob, p, c):
             libs += 1
         elif k == o:
             hq = b[HEAD, q]
-            if b[MARK, hq] != st:
-                b[MARK, hq] = st
+            if hq != e1 and hq != e2 and hq != e3:
                 b[LIBS, hq] -= 1
+                if e1 < 0:
+                    e1 = hq
+                elif e2 < 0:
+                    e2 = hq
+                else:
+                    e3 = hq
         elif k == c:
             hq = b[HEAD, q]
-            hp = b[HEAD, p]
-            if hq != hp:
-                joined += 1
-                # relabel the smaller chain into the larger one
-                if b[SIZE, hq] < b[SIZE, hp]:
-                    hq, hp = hp, hq
-                r = hp
-                for _ in range(MAX_CHAIN):
-                    b[HEAD, r] = hq
-                    r = b[NEXT, r]
-                    if r == hp:
-                        break
-                t = b[NEXT, hq]
-                b[NEXT, hq] = b[NEXT, hp]
-                b[NEXT, hp] = t
-                b[SIZE, hq] += b[SIZE, hp]
-    h = b[HEAD, p]
-    if joined == 0:
-        b[LIBS, h] = libs
-    elif joined == 1:
-        b[LIBS, h] = _libs_extended(b, s, p, h, c)
+            if hq != f1 and hq != f2 and hq != f3:
+                if f1 < 0:
+                    f1 = hq
+                elif f2 < 0:
+                    f2 = hq
+                elif f3 < 0:
+                    f3 = hq
+                else:
+                    f4 = hq
+    # 2. Join p to them.
+    if f1 < 0:
+        b[LIBS, p] = libs
+    elif f2 < 0:
+        b[LIBS, f1] = _libs_extended(b, s, p, f1, c)
+        b[HEAD, p] = f1
+        b[NEXT, p] = b[NEXT, f1]
+        b[NEXT, f1] = p
+        b[SIZE, f1] += 1
     else:
-        b[LIBS, h] = count_libs(b, s, h)
-    # 2. Capture enemy chains left without liberties.
+        # the largest chain keeps its head; only the others are walked
+        big = f1
+        for h in (f2, f3, f4):
+            if h >= 0 and b[SIZE, h] > b[SIZE, big]:
+                big = h
+        others = (f1, f2, f3, f4)
+        h1 = h2 = h3 = -1
+        for h in others:
+            if h >= 0 and h != big:
+                if h1 < 0:
+                    h1 = h
+                elif h2 < 0:
+                    h2 = h
+                else:
+                    h3 = h
+        n = _merged_libs(b, s, p, w, c, big, h1, h2, h3)
+        b[HEAD, p] = big
+        b[NEXT, p] = b[NEXT, big]
+        b[NEXT, big] = p
+        b[SIZE, big] += 1
+        for h in (h1, h2, h3):
+            if h >= 0:
+                _join(b, h, big)
+        b[LIBS, big] = n
+    # 3. Capture enemy chains left without liberties.
     captured = 0
     ko = PASS
     for d in (-w, -1, 1, w):
@@ -451,6 +523,28 @@ def other_liberty(b, s, h, first):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def two_liberties(b, s, h):
+    """(chain_liberty(h), other_liberty(h, that one)) in one walk: the
+    chain's first two distinct liberties in walk order, PASS for each one
+    it lacks."""
+    w = s[S_W]
+    l1 = PASS
+    r = h
+    for _ in range(MAX_CHAIN):
+        for d in (-w, -1, 1, w):
+            q = r + d
+            if b[COLOR, q] == EMPTY:
+                if l1 == PASS:
+                    l1 = q
+                elif q != l1:
+                    return l1, q
+        r = b[NEXT, r]
+        if r == h:
+            break
+    return l1, PASS
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def is_eyeish(b, s, p, c):
     """True if p is a single-point eye of c: every neighbour is c (or the
     edge) and the opponent holds too few diagonals to make it false."""
@@ -468,6 +562,52 @@ def is_eyeish(b, s, p, c):
         elif k == 3 - c:
             bad += 1
     return bad + edge < 2
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def playable(b, s, p, c):
+    """``not is_eyeish(b, s, p, c) and is_legal(b, s, p, c)`` for an empty
+    p, reading each neighbour once: the random move's test of every
+    candidate."""
+    if p == s[S_KO] and c == s[S_KO_COLOR]:
+        return False
+    w = s[S_W]
+    o = 3 - c
+    ok = False                           # an empty neighbour or a capture
+    own = False                          # all neighbours c or the edge
+    for d in (-w, -1, 1, w):
+        q = p + d
+        k = b[COLOR, q]
+        if k == EMPTY:
+            ok = True
+        elif k == o:
+            if b[LIBS, b[HEAD, q]] == 1:
+                ok = True
+        elif k == c:
+            own = True
+    if ok:
+        return True
+    if not own:
+        return False                     # only enemy chains with 2+ liberties
+    bad = 0                              # is every neighbour c or the edge?
+    for d in (-w, -1, 1, w):
+        if b[COLOR, p + d] == o:
+            bad = 2
+    if bad == 0:
+        edge = 0
+        for d in (-w - 1, -w + 1, w - 1, w + 1):
+            k = b[COLOR, p + d]
+            if k == WALL:
+                edge = 1
+            elif k == o:
+                bad += 1
+        if bad + edge < 2:
+            return False                 # an own eye
+    for d in (-w, -1, 1, w):
+        q = p + d
+        if b[COLOR, q] == c and b[LIBS, b[HEAD, q]] > 1:
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True, _nrt=False)

@@ -85,9 +85,11 @@ def pattern_code(b, s, p, c):
     return code
 
 
-# bits of the orthogonal fields N, W, E, S, and of the diagonal fields
-_SIDES = (2, 6, 8, 12)
-_CORNERS = (0, 4, 10, 14)
+# The low bits of the orthogonal fields N, W, E, S and of the diagonal
+# fields NW, NE, SW, SE.  A field's low bit is set for an own stone (1) and
+# off the board (3), its high bit for an opponent (2) and off the board.
+_SIDES_LOW = (1 << 2) | (1 << 6) | (1 << 8) | (1 << 12)
+_CORNERS_LOW = (1 << 0) | (1 << 4) | (1 << 10) | (1 << 14)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -95,18 +97,13 @@ def code_is_eye(code):
     """:func:`engine.board.is_eyeish` read from a pattern code: every side
     an own stone or off the board, and fewer than two of "an opponent
     diagonal" and "on the edge"."""
-    for sh in _SIDES:
-        v = (code >> sh) & 3
-        if v == 0 or v == 2:
-            return False
-    bad = 0
-    edge = 0
-    for sh in _CORNERS:
-        v = (code >> sh) & 3
-        if v == 2:
-            bad += 1
-        elif v == 3:
-            edge = 1
+    if code & _SIDES_LOW != _SIDES_LOW:
+        return False
+    lo = code & _CORNERS_LOW
+    hi = (code >> 1) & _CORNERS_LOW
+    opp = hi & ~lo
+    bad = (opp & 1) + ((opp >> 4) & 1) + ((opp >> 10) & 1) + ((opp >> 14) & 1)
+    edge = 1 if hi & lo else 0
     return bad + edge < 2
 
 
@@ -114,10 +111,7 @@ def code_is_eye(code):
 def code_has_empty_side(code):
     """True when a side of the point is empty: the move is then legal (no
     suicide, and a ko point has no empty side)."""
-    for sh in _SIDES:
-        if (code >> sh) & 3 == 0:
-            return True
-    return False
+    return (code | (code >> 1)) & _SIDES_LOW != _SIDES_LOW
 
 
 # --------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from numba import njit
 from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, MARK, MAX_CHAIN, NEXT, NROWS,
                           NSCALARS, PASS, S_LAST, S_N, S_NEMPTY, S_PASSES, S_STAMP,
                           S_TO_MOVE, S_W, SIZE,
-                          WHITE, chain_liberty, copy_board, copy_rows, is_eyeish, is_legal,
-                          libs_after, new_stamp, other_liberty, play, rng_below, rng_next)
+                          WHITE, chain_liberty, copy_board, copy_rows, is_legal,
+                          libs_after, new_stamp, other_liberty, play, playable, rng_below, rng_next,
+                          two_liberties)
 from engine.patterns import code_has_empty_side, code_is_eye, pattern_code
 
 
@@ -40,8 +41,8 @@ def random_move(b, s, rng, c, sa_limit):
         if j >= n:
             j -= n
         p = b[EMPTIES, j]
-        if (not is_eyeish(b, s, p, c) and is_legal(b, s, p, c)
-                and (sa_limit == 0 or self_atari_size(b, s, p, c) < sa_limit)):
+        if (playable(b, s, p, c)
+                and (sa_limit == 0 or not self_atari(b, s, p, c, sa_limit))):
             return p
     return PASS
 
@@ -106,16 +107,23 @@ def rng_unit(rng):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def self_atari_size(b, s, p, c):
-    """Stones c would leave in atari by playing p (0 if the move is safe).
-    Cheap when p has two or more empty neighbours, the common case."""
+def self_atari(b, s, p, c, limit):
+    """True when c playing p leaves ``limit`` (>= 1) or more own stones in
+    atari.  Cheap in the common cases: p has two or more empty neighbours,
+    or p and the chains it joins have fewer than ``limit`` stones; only
+    then are the liberties after the move counted."""
     w = s[S_W]
     empties = 0
+    most = 1                             # stones after the move, or more
     for d in (-w, -1, 1, w):
-        if b[COLOR, p + d] == EMPTY:
+        q = p + d
+        k = b[COLOR, q]
+        if k == EMPTY:
             empties += 1
-    if empties >= 2 or libs_after(b, s, p, c) >= 2:
-        return 0
+        elif k == c:
+            most += b[SIZE, b[HEAD, q]]
+    if empties >= 2 or most < limit or libs_after(b, s, p, c) >= 2:
+        return False
     size = 1
     st = new_stamp(b, s)
     for d in (-w, -1, 1, w):
@@ -125,7 +133,7 @@ def self_atari_size(b, s, p, c):
             if b[MARK, h] != st:
                 b[MARK, h] = st
                 size += b[SIZE, h]
-    return size
+    return size >= limit
 
 
 # playout parameter vector (built from SearchConfig by playout_params)
@@ -174,6 +182,29 @@ def counter_capture(b, s, h):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def counter_or_liberty(b, s, h):
+    """(counter_capture(b, s, h), chain_liberty(b, s, h)) in one walk; the
+    liberty is only meaningful when there is no counter-capture."""
+    w = s[S_W]
+    o = 3 - b[COLOR, h]
+    lib = PASS
+    r = h
+    for _ in range(MAX_CHAIN):
+        for d in (-w, -1, 1, w):
+            q = r + d
+            k = b[COLOR, q]
+            if k == EMPTY:
+                if lib == PASS:
+                    lib = q
+            elif k == o and b[LIBS, b[HEAD, q]] == 1:
+                return chain_liberty(b, s, b[HEAD, q]), lib
+        r = b[NEXT, r]
+        if r == h:
+            break
+    return PASS, lib
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def ladder_captured(lb, ls, zob, stone):
     """Read the ladder on the scratch board (lb, ls), which it plays on: the
     chain of ``stone`` is in atari and its owner is to move.  The defender
@@ -184,9 +215,9 @@ def ladder_captured(lb, ls, zob, stone):
     a = 3 - d
     for _ in range(4 * ls[S_N]):
         h = lb[HEAD, stone]
-        if counter_capture(lb, ls, h) != PASS:
+        cc, lib = counter_or_liberty(lb, ls, h)
+        if cc != PASS:
             return False
-        lib = chain_liberty(lb, ls, h)
         if not is_legal(lb, ls, lib, d):
             return True
         play(lb, ls, zob, lib, d)
@@ -196,8 +227,7 @@ def ladder_captured(lb, ls, zob, stone):
             return False
         if n <= 1:
             return True
-        l1 = chain_liberty(lb, ls, h)
-        l2 = other_liberty(lb, ls, h, l1)
+        l1, l2 = two_liberties(lb, ls, h)
         best = PASS
         best_n = 1 << 30
         for k in range(2):
@@ -260,18 +290,27 @@ def atari_captures(b, s, zob, p, c, stone, lb, ls):
     run = other_liberty(b, s, h, p)
     if run == PASS:
         return False
+    if counter_capture(b, s, h) != PASS:
+        return False                     # escapes by capturing
+    return atari_holds(b, s, zob, p, run, c, h, lb, ls)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def atari_holds(b, s, zob, p, run, c, h, lb, ls):
+    """The rest of :func:`atari_captures` once its cheap tests passed: c's
+    atari at p leaves the opponent chain headed by h the one liberty
+    ``run``, and no neighbour of the chain is in atari.  True when running
+    out at ``run`` does not save it."""
     n_run = libs_after(b, s, run, 3 - c)     # counts p, which c then fills
     if n_run >= 4:
         return False                     # runs out to three liberties
-    if counter_capture(b, s, h) != PASS:
-        return False                     # escapes by capturing
     if n_run <= 2 and not captures_beside(b, s, p, c, h):
         return True                      # running out leaves one liberty: a net
     copy_for_reading(b, s, lb, ls)
     play(lb, ls, zob, p, c)
-    if lb[LIBS, lb[HEAD, stone]] != 1:
+    if lb[LIBS, lb[HEAD, h]] != 1:
         return False
-    return ladder_captured(lb, ls, zob, stone)
+    return ladder_captured(lb, ls, zob, h)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -279,10 +318,11 @@ def save_move(b, s, zob, h, c, ladder, lb, ls):
     """A move that saves c's chain headed by h from atari, or PASS: capture
     a neighbour in atari, else run out to at least three liberties, or two
     when the ladder reader (``ladder``) finds no ladder."""
-    q = counter_capture(b, s, h)
-    if q != PASS and is_legal(b, s, q, c):
-        return q
-    lib = chain_liberty(b, s, h)
+    q, lib = counter_or_liberty(b, s, h)
+    if q != PASS:
+        if is_legal(b, s, q, c):
+            return q
+        lib = chain_liberty(b, s, h)     # the walk stopped at the capture
     if not is_legal(b, s, lib, c):
         return PASS
     n = libs_after(b, s, lib, c)
@@ -320,12 +360,16 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
                 p = save_move(b, s, zob, b[HEAD, q], c, ladder, lb, ls)
                 if p != PASS:
                     return p
+        # atari_captures for each liberty, reading the chain's two
+        # liberties and its neighbours in atari once for both
         h = b[HEAD, last]
-        if pp[PP_TWO_LIB] > 0 and b[LIBS, h] == 2:
-            l1 = chain_liberty(b, s, h)
-            l2 = other_liberty(b, s, h, l1)
-            for p in (l1, l2):
-                if is_legal(b, s, p, c) and atari_captures(b, s, zob, p, c, last, lb, ls):
+        if pp[PP_TWO_LIB] > 0 and b[LIBS, h] == 2 and counter_capture(b, s, h) == PASS:
+            l1, l2 = two_liberties(b, s, h)
+            for k in range(2):
+                p = l1 if k == 0 else l2
+                run = l2 if k == 0 else l1
+                if (is_legal(b, s, p, c) and libs_after(b, s, p, c) >= 2
+                        and atari_holds(b, s, zob, p, run, c, h, lb, ls)):
                     return p
     if last != PASS:
         n = 0
@@ -347,7 +391,7 @@ def policy_move(b, s, zob, rng, c, gammas, pp, cand, wts, lb, ls):
             if r < total:
                 for i in range(n):
                     r -= wts[i]
-                    if r < 0.0 and self_atari_size(b, s, cand[i], c) < sa_limit:
+                    if r < 0.0 and (sa_limit == 0 or not self_atari(b, s, cand[i], c, sa_limit)):
                         return cand[i]
     return random_move(b, s, rng, c, sa_limit)
 

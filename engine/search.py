@@ -27,11 +27,11 @@ from numba import njit
 from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, copy_board, is_eyeish, is_legal, libs_after,
-                          play)
+                          play, playable)
 from engine.config import SearchConfig
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
-                            policy_playout, self_atari_size)
+                            policy_playout, self_atari)
 from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
 from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
                          F_PRIOR_W, F_VISITS, F_WINS, NN_PENDING, NN_READY, NO_NODE, ROOT,
@@ -113,7 +113,7 @@ def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
                 pn += ladder
                 pw += ladder
                 break
-    if not capture and self_atari_size(b, s, p, c) >= 2:
+    if not capture and self_atari(b, s, p, c, 2):
         pn += params[P_SELF_ATARI]
     g = gammas[pattern_code(b, s, p, c)]
     pn += params[P_PATTERN]
@@ -135,7 +135,7 @@ def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
     k = 0
     for i in range(s[S_NEMPTY]):
         p = b[EMPTIES, i]
-        if allowed[p] and not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
+        if allowed[p] and playable(b, s, p, c):
             k += 1
     if arena[0] + k + 1 > arena[1]:
         return False
@@ -147,7 +147,7 @@ def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
     j = first
     for i in range(s[S_NEMPTY]):
         p = b[EMPTIES, i]
-        if allowed[p] and not is_eyeish(b, s, p, c) and is_legal(b, s, p, c):
+        if allowed[p] and playable(b, s, p, c):
             init_node(ti, tf, j, p, node)
             pn, pw = _move_prior(b, s, zob, p, c, params, gammas, lb, ls)
             tf[F_PRIOR_N, j] = pn

@@ -1001,3 +1001,30 @@ def test_kernel_is_legal_is_simple_ko_only():
                     if reason is None:
                         legal.append(p)
                 board.play(rng.choice(legal) if legal else PASS, c)
+
+
+def test_playable_is_no_own_eye_and_legal():
+    """``playable`` (the random move's one-pass test) is exactly ``not
+    is_eyeish and is_legal`` on every empty point, for both colours, over
+    random games that fill the board (eyes, suicides, captures and kos)."""
+    rng = random.Random(11)
+    seen = Counter()
+    for size in (5, 7, 9):
+        for g in range(6):
+            board = Board(size)
+            for _ in range(3 * size * size):
+                c = board.to_move
+                for p in board.points():
+                    if board.color(p) != EMPTY:
+                        continue
+                    for colour in (BLACK, WHITE):
+                        eye = bool(kb.is_eyeish(board.b, board.s, p, colour))
+                        legal = bool(kb.is_legal(board.b, board.s, p, colour))
+                        assert bool(kb.playable(board.b, board.s, p, colour)) == (not eye and legal), (
+                            f"{'XO'[colour - 1]} {board.name(p)}\n{board}")
+                        seen["eye" if eye else "legal" if legal else "illegal"] += 1
+                        seen["ko"] += p == board.ko and colour == c
+                moves = [p for p in board.points() if board.color(p) == EMPTY
+                         and kb.playable(board.b, board.s, p, c)]
+                board.play(rng.choice(moves) if moves else PASS, c)
+    assert min(seen.values()) > 10, seen
