@@ -2,7 +2,7 @@
 games that ended by counting, with the ownership network at several doubts.
 
     python -m bench.scoring LABELS.jsonl DATA_DIR [LABELS DATA_DIR ...]
-        [--ownership nets/weights/gocnn.pt] [--network default|none|PATH]
+        [--ownership nets/weights/res6own.pt] [--network default|none|PATH]
         [--doubts 0,0.3,0.4,0.5,0.6] [--rollouts 3000] [--games N]
         [--json FILE]
 
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     network, _ = load_network(options)
     own_net = load_ownership(options)
     if own_net is None:
-        ap.error("no ownership network (nets/weights/gocnn.pt is not there: give --ownership)")
+        ap.error("no ownership network (nets/weights/res6own.pt is not there: give --ownership)")
     config = EngineConfig(rollouts=args.rollouts, seed=1, search=SearchConfig(own_doubt=0.0))
     player = Player(config, network, None, own_net)
     player.warm_up()

@@ -22,7 +22,7 @@ from nets.precision import autocast, resolve as resolve_precision
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6.pt"
 #: The ownership network they use by default (nets/ownership.py).
-DEFAULT_OWNERSHIP = Path(__file__).resolve().parent / "weights" / "gocnn.pt"
+DEFAULT_OWNERSHIP = Path(__file__).resolve().parent / "weights" / "res6own.pt"
 
 
 def pick_device(device: str = "auto") -> torch.device:

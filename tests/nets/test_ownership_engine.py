@@ -1,5 +1,6 @@
-"""The engine with the shipped ownership network (nets/weights/gocnn.pt),
-9x9 positions in ASCII: what final_status_list and final_score answer."""
+"""The engine with the shipped ownership network (nets/weights/res6own.pt,
+or the one $OWNERSHIP_WEIGHTS names), 9x9 positions in ASCII: what
+final_status_list and final_score answer."""
 
 from __future__ import annotations
 
