@@ -24,7 +24,6 @@ CACHE --size 9`` turns the folder into a training cache.  With
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shlex
 import shutil
@@ -35,7 +34,7 @@ from pathlib import Path
 
 from sgfmill import sgf as sgfmill
 
-from bench.match import MatchConfig, play_game
+from bench.match import MatchConfig, check_common_args, play_game
 
 
 def game_path(out: Path, i: int) -> Path:
@@ -123,18 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--startup-timeout", type=float, default=300.0,
                     help="seconds for a program's first answer (default %(default)s)")
     args = ap.parse_args(argv)
-    if args.games < 1:
-        ap.error("--games must be at least 1")
-    if not 2 <= args.size <= 25:
-        ap.error("--size must be between 2 and 25")
-    if not abs(args.komi) <= 1000:
-        ap.error("--komi must be a number from -1000 to 1000")
+    check_common_args(ap, args)
     if args.rollouts < 1:
         ap.error("--rollouts must be at least 1")
-    if args.gnugo_every < 0 or args.parallel < 1 or not 1 <= args.gnugo_level <= 10:
-        ap.error("--gnugo-every must be >= 0, --parallel >= 1, --gnugo-level 1..10")
-    if not (0 < args.timeout < math.inf and 0 < args.startup_timeout < math.inf):
-        ap.error("timeouts must be positive")
+    if args.gnugo_every < 0 or not 1 <= args.gnugo_level <= 10:
+        ap.error("--gnugo-every must be >= 0, --gnugo-level 1..10")
     if args.gnugo_every and not (shutil.which(args.gnugo) or Path(args.gnugo).is_file()):
         ap.error(f"--gnugo {args.gnugo}: no such program (or --gnugo-every 0 for self-play only)")
     try:

@@ -741,6 +741,22 @@ def run_match(cfg: MatchConfig, parallel: int = 1, log=sys.stderr) -> list[dict]
     return records
 
 
+def check_common_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The arguments every game-playing command here takes (bench.match,
+    bench.generate): --games, --size, --komi, --parallel and the timeouts;
+    a bad one exits through ``ap.error`` (code 2)."""
+    if args.games < 1:
+        ap.error("--games must be at least 1")
+    if not 2 <= args.size <= 25:
+        ap.error("--size must be between 2 and 25")
+    if not abs(args.komi) <= 1000:
+        ap.error("--komi must be a number from -1000 to 1000")
+    if args.parallel < 1:
+        ap.error("--parallel must be at least 1")
+    if not (0 < args.timeout < math.inf and 0 < args.startup_timeout < math.inf):
+        ap.error("timeouts must be positive")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.match", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -780,16 +796,7 @@ def main(argv: list[str] | None = None) -> int:
         clock = ClockSpec.parse(args.clock) if args.clock is not None else None
     except ValueError as e:
         ap.error(f"--clock: {e}")
-    if args.games < 1:
-        ap.error("--games must be at least 1")
-    if not 2 <= args.size <= 25:
-        ap.error("--size must be between 2 and 25")
-    if not abs(args.komi) <= 1000:
-        ap.error("--komi must be a number from -1000 to 1000")
-    if args.parallel < 1:
-        ap.error("--parallel must be at least 1")
-    if not (0 < args.timeout < math.inf and 0 < args.startup_timeout < math.inf):
-        ap.error("timeouts must be positive")
+    check_common_args(ap, args)
     try:
         engine, opponent = split_command(args.engine), split_command(args.opponent)
     except ValueError as e:

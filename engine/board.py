@@ -209,30 +209,6 @@ def _capture(b, s, zob, h):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _libs_extended(b, s, p, h, c):
-    """Liberties of c's chain headed by h once the single stone p joins it
-    (no other chain joining, nothing captured): the chain's liberties but
-    p, plus p's empty neighbours that touch no stone of the chain.  Sixteen
-    reads instead of a walk of the whole chain.  Right both before p is
-    played and just after (p then joined the larger chain, so h, the old
-    head, still holds the old count; p itself is skipped)."""
-    w = s[S_W]
-    n = b[LIBS, h] - 1
-    for d in (-w, -1, 1, w):
-        e = p + d
-        if b[COLOR, e] == EMPTY:
-            touches = False
-            for f in (-w, -1, 1, w):
-                t = e + f
-                if t != p and b[COLOR, t] == c and b[HEAD, t] == h:
-                    touches = True
-                    break
-            if not touches:
-                n += 1
-    return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
 def _touches(b, t, w, c, h):
     """True if the point t has a neighbouring stone of c's chain headed by h."""
     for f in (-w, -1, 1, w):
@@ -240,6 +216,22 @@ def _touches(b, t, w, c, h):
         if b[COLOR, r] == c and b[HEAD, r] == h:
             return True
     return False
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _libs_extended(b, s, p, h, c):
+    """Liberties of c's chain headed by h once the single stone p joins it
+    (no other chain joining, nothing captured): the chain's liberties but
+    p, plus p's empty neighbours that touch no stone of the chain.  Sixteen
+    reads instead of a walk of the whole chain.  Called before p joins the
+    chain (p empty, or a stone heading a chain of its own)."""
+    w = s[S_W]
+    n = b[LIBS, h] - 1
+    for d in (-w, -1, 1, w):
+        e = p + d
+        if b[COLOR, e] == EMPTY and not _touches(b, e, w, c, h):
+            n += 1
+    return n
 
 
 @njit(nogil=True, cache=True, _nrt=False)

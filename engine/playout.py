@@ -167,18 +167,7 @@ class PlayoutScratch:
 def counter_capture(b, s, h):
     """The liberty of an opponent chain in atari next to the chain headed
     by h (capturing it gives h a liberty), or PASS."""
-    w = s[S_W]
-    o = 3 - b[COLOR, h]
-    r = h
-    for _ in range(MAX_CHAIN):
-        for d in (-w, -1, 1, w):
-            q = r + d
-            if b[COLOR, q] == o and b[LIBS, b[HEAD, q]] == 1:
-                return chain_liberty(b, s, b[HEAD, q])
-        r = b[NEXT, r]
-        if r == h:
-            break
-    return PASS
+    return counter_or_liberty(b, s, h)[0]
 
 
 @njit(nogil=True, cache=True, _nrt=False)
