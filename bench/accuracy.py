@@ -27,7 +27,8 @@ temporary game cache of them (same filters, same BR/WR rank parsing and
 defaults, same move encoding as for training) and its replay kernel
 (``nets.data._emit``) writes the input planes of the chosen positions, with
 the rank planes of the player to move and no symmetry (identity only).
-Passes are replayed but are never positions (the net has no pass output).
+Passes are replayed but are positions only for a net with a pass output
+(the 9x9 ``res9``), whose top-k ranks the pass among the legal points.
 
 Scoring: the net's logits for the player to move, with the illegal points
 (``LEGAL`` plane zero: occupied, suicide, simple ko) masked out; a position
@@ -60,7 +61,7 @@ import numpy as np
 
 from bench.stats import wilson
 from engine.board import ZOBRIST
-from engine.features import LEGAL, N_PLANES
+from engine.features import N_PLANES
 from nets import data as D
 
 DEFAULT_DATA = "data/test19"
@@ -76,21 +77,26 @@ class AccuracyError(Exception):
 # which positions
 
 
-def choose_positions(cache: D.GameCache, n: int | None, seed: int):
+def choose_positions(cache: D.GameCache, n: int | None, seed: int, passes: bool = False):
     """(games, picks, starts): the games holding chosen positions (increasing),
     the move numbers of the chosen positions game after game (increasing in
     each game) and the offsets of each game's picks, the layout of
     ``nets.data._emit``.  n None (or at least the number of positions): every
-    non-pass move; else a uniform sample of n distinct positions."""
+    non-pass move (every move with ``passes``); else a uniform sample of n
+    distinct positions."""
     nn = cache.size * cache.size
-    counts = cache.nonpass_counts()
+    counts = cache.move_counts() if passes else cache.nonpass_counts()
     total = int(counts.sum())
     games, picks = [], []
+
+    def positions_of(g):
+        a, e = cache.offsets[g], cache.offsets[g + 1]
+        return np.arange(e - a) if passes else np.flatnonzero(cache.moves[a:e] != nn)
+
     if n is None or n >= total:
         for g in np.flatnonzero(counts):
-            a, e = cache.offsets[g], cache.offsets[g + 1]
             games.append(g)
-            picks.append(np.flatnonzero(cache.moves[a:e] != nn))
+            picks.append(positions_of(g))
     else:
         rng = np.random.default_rng([seed, 1])
         idx = np.sort(rng.choice(total, size=n, replace=False))
@@ -98,9 +104,7 @@ def choose_positions(cache: D.GameCache, n: int | None, seed: int):
         owner = np.searchsorted(cum, idx, side="right")
         rank_in_game = idx - (cum[owner] - counts[owner])
         for g in np.unique(owner):
-            a, e = cache.offsets[g], cache.offsets[g + 1]
-            cand = np.flatnonzero(cache.moves[a:e] != nn)
-            picks.append(cand[rank_in_game[owner == g]])
+            picks.append(positions_of(g)[rank_in_game[owner == g]])
             games.append(g)
     starts = np.zeros(len(games) + 1, np.int64)
     starts[1:] = np.cumsum([len(p) for p in picks])
@@ -145,7 +149,7 @@ def score_batch(model, x, y, col, precision: str = "fp32") -> dict:
     batch, the net run in ``precision`` (fp32 or bf16)."""
     import torch
 
-    from nets.models import masked_log_softmax
+    from nets.models import legal_mask, masked_log_softmax
     from nets.precision import autocast
 
     xt = torch.from_numpy(x)
@@ -153,7 +157,7 @@ def score_batch(model, x, y, col, precision: str = "fp32") -> dict:
     with torch.no_grad(), autocast(torch.device("cpu"), precision):
         logits = model(xt.float(), torch.from_numpy(col))
     with torch.no_grad():
-        legal = xt[:, LEGAL].reshape(len(y), -1).bool()
+        legal = legal_mask(xt, logits.shape[1])
         logp = masked_log_softmax(logits, legal)
         top = logp.topk(max(TOPS), dim=1).indices
         match = top == yt[:, None]
@@ -227,7 +231,8 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
     except (AttributeError, ValueError) as e:
         raise AccuracyError(f"checkpoint {checkpoint}: {e}") from None
 
-    g, picks, starts = choose_positions(cache, positions, seed)
+    passes = bool(getattr(model, "has_pass", False))
+    g, picks, starts = choose_positions(cache, positions, seed, passes)
     n = len(picks)
     if n == 0:
         raise AccuracyError(f"no positions (non-pass moves) in the games under {data_dir}")
@@ -292,8 +297,9 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
         "games": cache.n_games, "games_with_positions": int(len(g)),
         "skipped": built["skipped"], "ranks": built["rank_histogram"],
         "ranks_unknown": built["ranks_unknown"],
-        "sample": "all non-pass moves" if n == cache.positions()
-        else f"drawn uniformly from {cache.positions()}",
+        "sample": ("all moves" if passes else "all non-pass moves")
+        if n == cache.positions(passes=passes)
+        else f"drawn uniformly from {cache.positions(passes=passes)}",
         "positions": n, "seed": seed, "games_limit": games, "positions_limit": positions,
         **acc,
         "log_loss": nll / n,

@@ -305,12 +305,13 @@ class Analysis:
 
     def priors(self, color: str | None) -> dict[tuple[int, int], float]:
         """The network's move probabilities, or the heuristic priors'
-        values where no network serves this board."""
+        values where no network serves this board (points only: a
+        network's pass is left out)."""
         board = self._board(color)
         values = self.player.move_probabilities(board.to_move)
         if not values:
             values = self.player.search.priors(board, self.player.game.komi)
-        return {board.coords(p): v for p, v in values.items()}
+        return {board.coords(p): v for p, v in values.items() if p != PASS}
 
     def report(self, color: str | None) -> Report:
         """The current position's report: the last analysis of it, or a

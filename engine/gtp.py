@@ -241,7 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         sys.stderr.write(f"python -m engine.gtp: error: --ownership: {e}\n")
         return 2
-    player = Player(config, network, start_worker, ownership)
+    try:
+        player = Player(config, network, start_worker, ownership)
+    except ValueError as e:
+        sys.stderr.write(f"python -m engine.gtp: error: --network: {e}\n")
+        return 2
     try:
         player.warm_up()
         serve(build_registry(player, options), end_of_input_stops=True,

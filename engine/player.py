@@ -67,6 +67,9 @@ class Player:
         self._worker = None
         if self.config.policy_only and network is None:
             raise ValueError("policy-only play needs a network")
+        if self.config.policy_only and not network.supports(self.config.board_size):
+            raise ValueError(f"policy-only play on {self.config.board_size}x"
+                             f"{self.config.board_size}: the network does not serve that size")
         seed = self.config.seed or (time.time_ns() & 0xFFFFFFFF) | 1
         self.search = Search(self.config.search, load_gammas(), self.config.threads, seed)
         self._sampler = random.Random(seed)
@@ -135,6 +138,8 @@ class Player:
     def set_board_size(self, n: int) -> None:
         if not 2 <= n <= MAX_SIZE:
             raise ValueError("unacceptable size")
+        if self.config.policy_only and not self.network.supports(n):
+            raise ValueError("unacceptable size (the network does not serve it)")
         self.game.reset(n)
         self.search.clear()
         self.last_result = None         # a search of another board
@@ -214,16 +219,17 @@ class Player:
         """The paper's "CNN alone": the network's most probable legal move
         that fills no own eye (during the first ``policy_sample`` moves of
         a game, one drawn in proportion to the network's probabilities
-        instead).  It passes when nothing else is left, or when the
-        opponent passed and a short playout count says the game is won
-        (and, in cleanup mode, no dead opponent stones are left)."""
+        instead), a pass where the network has a pass output and ranks it
+        first.  It passes when nothing else is left, or when the opponent
+        passed and a short playout count says the game is won (and, in
+        cleanup mode, no dead opponent stones are left)."""
         game = self.game
         board = game.board
         started = time.perf_counter()
         probs = self.move_probabilities()
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
-        allowed = (p for p, _ in ranked
-                   if not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None)
+        allowed = (p for p, _ in ranked if p == PASS or (
+            not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None))
         if len(game.moves) < self.config.policy_sample:
             moves = list(allowed)
             weights = [probs[p] for p in moves]

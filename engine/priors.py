@@ -96,31 +96,43 @@ def request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def _move_prob(probs, m, w, n):
+    """The network's probability of tree move ``m`` (a point of the padded
+    board, or PASS), or -1 where it has none (a pass, to a network with no
+    pass output: probs of n * n entries, not n * n + 1)."""
+    if w <= m < w * w - w:
+        return probs[(m // w - 1) * n + m % w - 1]
+    if m == PASS and probs.shape[0] > n * n:
+        return probs[n * n]
+    return -1.0
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def write_policy(ti, tf, node, probs, w, n, equiv):
     """Write the network's move probabilities ``probs`` (n * n, row 0 at
-    the top) into the children of ``node`` as prior experience, matched by
-    each child's move, then publish NN_READY.  A child's value is
-    sqrt(p / p_best) (the best move 1, a move the network gives a hundredth
-    of the best 0.1), worth ``equiv`` visits; pass keeps its heuristic
-    prior.  The probabilities are renormalised over the children (the legal
-    moves the tree searches), and stored raw in F_POLICY for displays."""
+    the top, and the pass at n * n for a network with a pass output) into
+    the children of ``node`` as prior experience, matched by each child's
+    move, then publish NN_READY.  A child's value is sqrt(p / p_best) (the
+    best move 1, a move the network gives a hundredth of the best 0.1),
+    worth ``equiv`` visits, added to the heuristic prior; a pass, to a
+    network without a pass output, keeps its heuristic prior alone.  The
+    probabilities are renormalised over the children (the legal moves the
+    tree searches), and stored raw in F_POLICY for displays."""
     if ti[T_STATE, node] != NN_PENDING:
         return False
     first, nc = child_block(ti, node)
     total = 0.0
     best = 0.0
     for k in range(first, first + nc):
-        m = ti[T_MOVE, k]
-        if w <= m < w * w - w:
-            p = probs[(m // w - 1) * n + m % w - 1]
+        p = _move_prob(probs, ti[T_MOVE, k], w, n)
+        if p > 0.0:
             total += p
             if p > best:
                 best = p
     if total > 0.0:
         for k in range(first, first + nc):
-            m = ti[T_MOVE, k]
-            if w <= m < w * w - w:      # a point of the board (not pass)
-                p = probs[(m // w - 1) * n + m % w - 1]
+            p = _move_prob(probs, ti[T_MOVE, k], w, n)
+            if p >= 0.0:
                 tf[F_POLICY, k] = p / total
                 tf[F_PRIOR_N, k] += equiv
                 tf[F_PRIOR_W, k] += equiv * np.sqrt(p / best)

@@ -610,7 +610,8 @@ class Search:
         return result
 
     def _network_row(self, board: Board, history) -> np.ndarray:
-        """The network's (n * n) probabilities for ``board``'s player to move."""
+        """The network's (n * n) probabilities for ``board``'s player to move
+        (n * n + 1, the pass last, from a network with a pass output)."""
         return self.network(root_planes(board, history, self.cfg.nn_rank),
                             np.array([board.to_move], np.int32))[0]
 
@@ -629,7 +630,8 @@ class Search:
 
     def network_policy(self, board: Board, history=()) -> dict[int, float]:
         """The network's probability of every legal move of ``board``'s
-        player to move (empty without a network for this size)."""
+        player to move, PASS included where the network has a pass output
+        (empty without a network for this size)."""
         if not self.uses_network(board.size):
             return {}
         probs = self._network_row(board, history)
@@ -639,6 +641,8 @@ class Search:
             prob = float(probs[(p // w - 1) * n + p % w - 1])
             if prob > 0:
                 out[p] = prob
+        if len(probs) > n * n and probs[n * n] > 0:
+            out[PASS] = float(probs[n * n])
         return out
 
     def stop(self) -> None:

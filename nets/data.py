@@ -56,8 +56,9 @@ board kernels and emits several positions of each replayed game (sampled
 uniformly over the non-pass moves of the games: a game is drawn with
 probability proportional to its number of non-pass moves), each under one of
 the 8 symmetries of the board chosen at random, applied to the planes and to
-the target alike.  Passes are replayed but never targets (the net has no
-pass output).  The planes come from ``engine.features.compute_planes`` with
+the target alike.  Passes are replayed but are targets only for a net with
+a pass output (``passes=True``: every move is then a position, the pass
+index N * N among them).  The planes come from ``engine.features.compute_planes`` with
 the sampler's own scratch, the history of the last moves and the rank of
 the player to move.  A batch is a function of ``(seed, stream, step)`` only,
 so training is reproducible and a resumed run draws the batches an
@@ -300,10 +301,15 @@ class GameCache:
         """(training game indices, validation game indices)."""
         return np.flatnonzero(~self.val), np.flatnonzero(self.val)
 
-    def positions(self, games=None) -> int:
-        """Non-pass moves (= training positions) of the given games."""
-        counts = self.nonpass_counts()
+    def positions(self, games=None, passes: bool = False) -> int:
+        """Training positions of the given games: their non-pass moves, or
+        all their moves with ``passes``."""
+        counts = self.move_counts() if passes else self.nonpass_counts()
         return int(counts.sum() if games is None else counts[games].sum())
+
+    def move_counts(self) -> np.ndarray:
+        """Moves per game, passes included."""
+        return np.diff(self.offsets).astype(np.int64)
 
     def nonpass_counts(self) -> np.ndarray:
         """Non-pass moves per game."""
@@ -581,17 +587,20 @@ class PositionSampler:
     (n,) point index of the move played (after the symmetry), ``color``
     int64 (n,) 0 black / 1 white to move.  ``positions_per_game`` positions
     are taken from each replayed game (fewer from short games); with
+    ``passes`` passes are targets too (a net with a pass output); with
     ``late`` = f, a fraction f of the games drawn give positions from their
     last quarter only (the ownership net, used at game ends).  The batch is
     a function of ``(seed, stream, step)``: ``stream`` separates the
     processes of a distributed run."""
 
     def __init__(self, cache: GameCache, games=None, *, positions_per_game: int = 8,
-                 symmetries: bool = True, seed: int = 0, stream: int = 0, late: float = 0.0):
+                 symmetries: bool = True, seed: int = 0, stream: int = 0, late: float = 0.0,
+                 passes: bool = False):
         self.cache = cache
         self.size = n = cache.size
+        self.passes = bool(passes)
         games = np.arange(cache.n_games) if games is None else np.asarray(games, np.int64)
-        counts = cache.nonpass_counts()[games]
+        counts = (cache.move_counts() if self.passes else cache.nonpass_counts())[games]
         keep = counts > 0
         self.games = games[keep]
         if len(self.games) == 0:
@@ -631,7 +640,8 @@ class PositionSampler:
                     break
                 g = int(self.games[np.searchsorted(self.cum, u, side="right")])
                 a, e = self.offsets[g], self.offsets[g + 1]
-                cand = np.flatnonzero(self.moves[a:e] != nn)
+                cand = (np.arange(e - a) if self.passes
+                        else np.flatnonzero(self.moves[a:e] != nn))
                 if self.late > 0 and rng.random() < self.late:
                     cand = cand[3 * len(cand) // 4:]       # the game's last quarter
                 m = min(self.k, len(cand), n - filled)
@@ -663,10 +673,10 @@ class PositionSampler:
         return x, y, col
 
 
-def fixed_positions(cache: GameCache, games, n: int, seed: int = 12345):
+def fixed_positions(cache: GameCache, games, n: int, seed: int = 12345, passes: bool = False):
     """A fixed set of n positions (no symmetry), e.g. for validation."""
     sampler = PositionSampler(cache, games, positions_per_game=4, symmetries=False,
-                              seed=seed, stream=1 << 20)
+                              seed=seed, stream=1 << 20, passes=passes)
     return sampler.batch(min(n, sampler.positions), 0)
 
 
@@ -687,11 +697,11 @@ class PositionDataset(IterableDataset):
 
     def __init__(self, cache: GameCache, games, batch_size: int, *, start_step: int = 0,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
-                 stream: int = 0):
+                 stream: int = 0, passes: bool = False):
         self.cache, self.games, self.batch_size = cache, games, batch_size
         self.start_step = start_step
         self.kw = dict(positions_per_game=positions_per_game, symmetries=symmetries,
-                       seed=seed, stream=stream)
+                       seed=seed, stream=stream, passes=passes)
 
     def __iter__(self):
         info = get_worker_info()

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine.features import LEGAL, N_PLANES
+from engine.features import N_PLANES
 from nets.checkpoint import load_model
+from nets.models import legal_mask
 from nets.precision import autocast, resolve as resolve_precision
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
@@ -41,7 +42,8 @@ class PolicyEvaluator:
     numeric dtype (the engine writes uint8), colors (batch,) engine colours
     (1 black, 2 white) of the player to move.  Returns (batch, n * n) float32
     probabilities, softmax over the points the LEGAL plane marks (others 0),
-    point ``i * n + j`` = row ``i`` from the top, column ``j``.
+    point ``i * n + j`` = row ``i`` from the top, column ``j``; a network
+    with a pass output (``passes``) adds the pass's as column n * n.
 
     On CUDA the input goes through a pinned host buffer.  ``precision``
     (auto, fp32, bf16; nets/precision.py) picks bf16 autocast where the GPU
@@ -71,6 +73,7 @@ class PolicyEvaluator:
         self.model = model.for_inference()
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
+        self.passes = bool(getattr(self.model, "has_pass", False))
         self.name = str(self.metadata.get("model", cfg.get("name", "policy")))
         self._lock = threading.Lock()
         self._pinned: torch.Tensor | None = None
@@ -92,14 +95,13 @@ class PolicyEvaluator:
     def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
         if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
             raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
-        b, n = planes.shape[0], planes.shape[-1]
+        b = planes.shape[0]
         col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
         with self._lock, torch.inference_mode():
             x = self._input(planes)
-            legal = x[:, LEGAL].reshape(b, n * n) > 0
             with autocast(self.device, self.precision):
                 logits = self.model(x, col.to(self.device))
-            logits = logits.float().masked_fill(~legal, float("-inf"))
+            logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
             probs = torch.softmax(logits, dim=-1)
             probs = torch.nan_to_num(probs, nan=0.0)     # rows with no legal point
             return probs.cpu().numpy()

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from engine.features import N_PLANES
+from engine.features import LEGAL, N_PLANES
 
 # --------------------------------------------------------------------------
 # registry
@@ -74,6 +74,7 @@ RES_DEFAULTS = {
     "kernel": 3,
     "max_size": 19,
     "min_size": 9,
+    "pass_output": False,  # a pass logit per colour from the mean of the trunk's features
 }
 
 #: Defaults of the ownership net (``arch = "ownership"``, GoCNN).
@@ -126,6 +127,10 @@ MODELS: dict[str, dict] = {
     "small6": dict(POLICY_DEFAULTS, layers=6, width=64),
     # residual trunk with batch norm: 13 convolutions of 64 filters
     "res6": dict(RES_DEFAULTS, blocks=6, width=64),
+    # the TUM 9x9 net (seed 003): one convolution, 5 residual blocks, a
+    # policy head with a pass output; learns from games made here
+    # (bench.generate), so it is meant for 9x9 only
+    "res9": dict(RES_DEFAULTS, blocks=5, width=64, max_size=9, min_size=9, pass_output=True),
     # GoCNN's ownership net: 5 convolutions of 64 5x5 filters, the seed's inputs
     "gocnn": dict(OWNERSHIP_DEFAULTS),
     # the same trunk on all of Table 1's planes (liberties after the move, ladders, ...)
@@ -261,13 +266,24 @@ class TwoSoftmaxNet(nn.Module):
         fastest (see ResPolicyNet); never trained further."""
         return self.eval()
 
-    def forward(self, x: torch.Tensor, color) -> torch.Tensor:
-        """Logits (batch, n * n) of the player to move; color: 0 black, 1
-        white (an int for the whole batch or a (batch,) tensor)."""
+    #: whether ``flat`` and ``forward`` end with a pass logit (index n * n)
+    has_pass = False
+
+    def flat(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits for both colours, flattened: (batch, 2, n * n), or
+        (batch, 2, n * n + 1) with the pass last for a net with a pass
+        output."""
         out = self.both(x)
-        b, _, n, _ = out.shape
+        return out.reshape(out.shape[0], 2, -1)
+
+    def forward(self, x: torch.Tensor, color) -> torch.Tensor:
+        """Logits (batch, n * n) of the player to move (n * n + 1 with a
+        pass output); color: 0 black, 1 white (an int for the whole batch
+        or a (batch,) tensor)."""
+        out = self.flat(x)
+        b = out.shape[0]
         idx = color_index(color, b, out.device)
-        return out[torch.arange(b, device=out.device), idx].reshape(b, n * n)
+        return out[torch.arange(b, device=out.device), idx]
 
 
 class PolicyNet(TwoSoftmaxNet):
@@ -338,7 +354,10 @@ class ResPolicyNet(TwoSoftmaxNet):
     batch norm, ``blocks`` residual blocks, and the same two-filter output
     convolution with position biases as :class:`PolicyNet` (the position
     bias lives only in the head: batch norm's shift takes its place in the
-    trunk)."""
+    trunk).  With ``pass_output`` (the TUM 9x9 net) a linear layer on the
+    trunk's features averaged over the board gives a pass logit per colour:
+    the board's mean state (how settled it is) is what a pass depends on,
+    and the layer works on every board size."""
 
     def __init__(self, config: dict):
         super().__init__(RES_DEFAULTS, config)
@@ -360,6 +379,11 @@ class ResPolicyNet(TwoSoftmaxNet):
             nn.init.zeros_(b.bn2.weight)
         nn.init.normal_(self.head.conv.weight, std=1.0 / math.sqrt(width) / 10)
         nn.init.zeros_(self.head.pbias.bias)
+        self.has_pass = bool(self.config.get("pass_output", False))
+        if self.has_pass:
+            self.pass_head = nn.Linear(width, 2)
+            nn.init.normal_(self.pass_head.weight, std=1.0 / math.sqrt(width) / 10)
+            nn.init.zeros_(self.pass_head.bias)
 
     def for_inference(self) -> "ResPolicyNet":
         """A copy with every batch norm folded into the convolution before
@@ -372,12 +396,23 @@ class ResPolicyNet(TwoSoftmaxNet):
             block.bn2 = _fold(block.conv2, block.bn2)
         return net
 
-    def both(self, x: torch.Tensor) -> torch.Tensor:
+    def trunk(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)
         x = F.relu(self.stem_bn(self.stem(x)))
         for block in self.blocks:
             x = block(x)
-        return self.fp32_head(self.head, x)
+        return x
+
+    def both(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fp32_head(self.head, self.trunk(x))
+
+    def flat(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.has_pass:
+            return super().flat(x)
+        f = self.trunk(x)
+        board = self.fp32_head(self.head, f)
+        passes = self.fp32_head(self.pass_head, f.mean(dim=(2, 3)))
+        return torch.cat([board.reshape(f.shape[0], 2, -1), passes[:, :, None]], dim=2)
 
 
 # the planes of GoCNN (Table 1 numbers of engine.features)
@@ -457,11 +492,7 @@ class ResOwnershipNet(ResPolicyNet):
         nn.init.zeros_(self.head.bias)
 
     def both(self, x: torch.Tensor) -> torch.Tensor:
-        self.check_input(x)
-        x = F.relu(self.stem_bn(self.stem(x)))
-        for block in self.blocks:
-            x = block(x)
-        return self.fp32_head(self.head, F.relu(self.own_hidden(x)))
+        return self.fp32_head(self.head, F.relu(self.own_hidden(self.trunk(x))))
 
 
 #: the parameters a policy net's trunk shares with :class:`ResOwnershipNet`
@@ -592,6 +623,11 @@ class DannNet(TwoSoftmaxNet):
             nn.init.zeros_(conv.bias)
         nn.init.normal_(self.head.conv.weight, std=1.0 / math.sqrt(width) / 10)
         nn.init.zeros_(self.head.pbias.bias)
+        self.has_pass = bool(self.config.get("pass_output", False))
+        if self.has_pass:
+            self.pass_head = nn.Linear(width, 2)
+            nn.init.normal_(self.pass_head.weight, std=1.0 / math.sqrt(width) / 10)
+            nn.init.zeros_(self.pass_head.bias)
 
     def both(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)
@@ -626,6 +662,19 @@ def masked_log_softmax(logits: torch.Tensor, legal_mask: torch.Tensor) -> torch.
     return torch.where(mask, out, torch.full_like(out, float("-inf")))
 
 
+def legal_mask(x: torch.Tensor, width: int) -> torch.Tensor:
+    """Bool (batch, width) of the moves the player to move may make: the
+    LEGAL plane of Table 1's planes ``x`` (batch, planes, n, n), and the
+    pass, always legal, where the logits have its column (width n * n + 1)."""
+    b, n = x.shape[0], x.shape[-1]
+    legal = x[:, LEGAL].reshape(b, n * n) > 0
+    if width == n * n + 1:
+        legal = torch.cat([legal, legal.new_ones(b, 1)], dim=1)
+    elif width != n * n:
+        raise ValueError(f"{width} logits for a {n}x{n} board")
+    return legal
+
+
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
@@ -634,4 +683,4 @@ __all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "TIED
            "TiedNet", "TiedConv2d", "dihedral", "DANN_DEFAULTS", "DannNet", "RecurrentLayer", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "RES_OWNERSHIP_DEFAULTS",
            "ResOwnershipNet", "TRUNK_PREFIXES", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
-           "masked_log_softmax", "count_parameters", "color_index"]
+           "masked_log_softmax", "legal_mask", "count_parameters", "color_index"]

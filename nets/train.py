@@ -72,10 +72,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.features import FEATURE_VERSION, LEGAL, N_PLANES
+from engine.features import FEATURE_VERSION, N_PLANES
 from nets import data as D
 from nets.checkpoint import load_checkpoint, save_checkpoint
-from nets.models import (MODELS, TRUNK_PREFIXES, count_parameters, model_config,
+from nets.models import (MODELS, TRUNK_PREFIXES, count_parameters, legal_mask, model_config,
                           model_from_config)
 from nets.precision import PRECISIONS, resolve as resolve_precision, autocast as precision_autocast
 
@@ -104,6 +104,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "or the checkpoint's with --resume")
     ap.add_argument("--width", type=int, default=None, help="override the model's filters")
     ap.add_argument("--layers", type=int, default=None, help="override the model's layers")
+    ap.add_argument("--blocks", type=int, default=None,
+                    help="override a residual model's blocks")
     ap.add_argument("--out", required=True, help="run folder (checkpoints, metrics, plot)")
     ap.add_argument("--steps", type=int, default=10000, help="total training steps")
     ap.add_argument("--batch", type=int, default=128, help="global batch size")
@@ -363,7 +365,7 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
         with autocast():
             logits = model(x.float(), c)
         logits = logits.float()
-        legal = x[:, LEGAL].reshape(len(y), -1).bool()
+        legal = legal_mask(x, logits.shape[1])
         scored = logits.masked_fill(~legal, -1e4) if masked else logits
         loss_sum += F.cross_entropy(scored, y, reduction="sum").item()
         top = logits.masked_fill(~legal, float("-inf")).topk(10, dim=1).indices
@@ -433,15 +435,15 @@ def train(args: argparse.Namespace) -> dict:
         print(f"nothing to resume in {out}: starting a new run", file=sys.stderr)
 
     # model
-    overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers))
-                 if v is not None}
+    overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),
+                                   ("blocks", args.blocks)) if v is not None}
     if ck is not None:
         config = ck.metadata["config"]
         if args.model is not None and args.model != ck.metadata.get("model"):
             raise TrainError(f"{last} is a {ck.metadata.get('model')!r} model, not "
                              f"{args.model!r}")
         if any(config.get(k) != v for k, v in overrides.items()):
-            raise TrainError(f"--width/--layers differ from the run in {last}")
+            raise TrainError(f"--width/--layers/--blocks differ from the run in {last}")
     else:
         try:
             config = model_config(args.model or "small6", **overrides)
@@ -541,10 +543,12 @@ def train(args: argparse.Namespace) -> dict:
         def loss_fn(logits, target, x):
             return O.loss_fn(logits, target)
     else:
+        passes = bool(config.get("pass_output"))      # passes are targets too
         dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
                                     positions_per_game=args.positions_per_game, seed=args.seed,
-                                    stream=rank)
-        val = D.fixed_positions(cache, val_games, args.val_positions) if is_main else None
+                                    stream=rank, passes=passes)
+        val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes)
+               if is_main else None)
         evaluate_fn, headline = evaluate, "top1"
         if config.get("masked"):
             def evaluate_fn(model, val, device, autocast):
@@ -709,8 +713,7 @@ def _sigterm_stops(enabled: bool):
 def masked_cross_entropy(logits: torch.Tensor, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Cross-entropy over the legal points only (Clark & Storkey's masked
     training): the LEGAL plane of ``x`` masks the others out of the softmax."""
-    legal = x[:, LEGAL].reshape(len(y), -1) > 0
-    return F.cross_entropy(logits.masked_fill(~legal, -1e4), y)
+    return F.cross_entropy(logits.masked_fill(~legal_mask(x, logits.shape[1]), -1e4), y)
 
 
 def train_step(net, opt, x, y, c, device, autocast,

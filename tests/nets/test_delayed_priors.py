@@ -34,8 +34,10 @@ class FakeNet:
     worker may finish (the root's own evaluation is not held back)."""
 
     def __init__(self, favourite: int | None = None, weight: float = 100.0,
-                 delay: float = 0.0, gate: threading.Event | None = None):
+                 delay: float = 0.0, gate: threading.Event | None = None,
+                 pass_weight: float | None = None):
         self.favourite, self.weight, self.delay, self.gate = favourite, weight, delay, gate
+        self.pass_weight = pass_weight      # a pass output (column n * n) with this weight
         self.device = types.SimpleNamespace(type="cpu")
         self.name = "fake"
         self.calls = 0
@@ -55,6 +57,8 @@ class FakeNet:
         p = (planes[:, LEGAL].reshape(b, -1) > 0).astype(np.float32)
         if self.favourite is not None:
             p[:, self.favourite] *= self.weight
+        if self.pass_weight is not None:
+            p = np.concatenate([p, np.full((b, 1), self.pass_weight, np.float32)], axis=1)
         s = p.sum(axis=1, keepdims=True)
         return np.divide(p, s, out=np.zeros_like(p), where=s > 0)
 
@@ -162,6 +166,50 @@ def test_favourite_of_the_network_becomes_the_choice():
         s.attach_network(net.evaluate, net.supports, fed=False)    # the root's own evaluation only
         with_net[s.run(board, 7.5, max_sims=400).move == c3] += 1
     assert without[True] == 0 and with_net[True] == 5
+
+
+def test_a_pass_output_gives_the_pass_its_prior():
+    """A network with a pass output (probabilities n * n + 1, the pass
+    last) gives the root's pass child its share of the policy and the
+    network's prior experience on top of its heuristic prior; a network
+    without one leaves the pass its heuristic prior alone."""
+    from engine.board import PASS
+    from engine.tree import F_PRIOR_N
+    board = Board(9)
+    gammas = load_gammas()
+    pass_child = {}
+    for name, net in (("none", FakeNet()), ("low", FakeNet(pass_weight=0.5)),
+                      ("high", FakeNet(pass_weight=81.0))):
+        s = Search(SearchConfig(), gammas, 1, 1)
+        s.attach_network(net.evaluate, net.supports, fed=False)
+        s.run(board, 7.5, max_sims=50)
+        ti, tf = s.tree.ti, s.tree.tf
+        first, n = ti[T_FIRST, ROOT], ti[T_NCHILD, ROOT]
+        (k,) = [k for k in range(first, first + n) if ti[T_MOVE, k] == PASS]
+        assert float(tf[F_POLICY, first:first + n].sum()) == pytest.approx(1.0, abs=1e-5)
+        pass_child[name] = (float(tf[F_POLICY, k]), float(tf[F_PRIOR_N, k]))
+    cnn = SearchConfig().prior_cnn
+    assert pass_child["none"][0] == 0.0
+    assert pass_child["low"][0] == pytest.approx(0.5 / 81.5, rel=1e-5)
+    assert pass_child["high"][0] == pytest.approx(0.5, rel=1e-5)
+    assert pass_child["low"][1] == pytest.approx(pass_child["none"][1] + cnn)
+
+
+def test_policy_only_passes_when_the_network_ranks_pass_first():
+    """Policy-only play with a pass output: the network's pass, ranked
+    first, is played; the network's GUI priors list points only."""
+    from engine.analysis import Analysis
+    from engine.board import PASS
+    net = FakeNet(pass_weight=1000.0)
+    player = Player(EngineConfig(board_size=9, policy_only=True, seed=1), net, None)
+    try:
+        assert player.genmove("b") is None            # a pass (a vertex otherwise)
+        assert player.genmove("w") is None
+        assert player.move_probabilities()[PASS] > 0.9
+        shown = Analysis(player).priors("b")
+        assert len(shown) == 81 and all(isinstance(v, tuple) for v in shown)   # no pass
+    finally:
+        player.close()
 
 
 def _stale_replies_dropped(change):

@@ -175,6 +175,26 @@ def test_foreign_network_file_is_refused(tmp_path):
     assert r.returncode == 2 and str(bad) in r.stderr and r.stdout == ""
 
 
+def test_policy_only_refuses_sizes_its_network_does_not_serve(engine, tmp_path):
+    """A 9x9-only network (res9) alone: another size is refused at start
+    (exit 2, a message) and by boardsize (GTP's "unacceptable size"), and
+    the engine stays at its size; with the search, other sizes are played
+    with the heuristic priors."""
+    from nets.checkpoint import save_checkpoint
+    from nets.models import build_model
+    path = tmp_path / "res9.pt"
+    save_checkpoint(path, build_model("res9"), metadata={})
+    r = run_cli("--network", str(path), "--policy-only", "--size", "19")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "policy-only play on 19x19: the network does not serve that size" in r.stderr
+    e = engine("--network", str(path), "--policy-only", "--size", "9")
+    assert e.fail("boardsize 13") == "unacceptable size (the network does not serve it)"
+    assert e.player.board_size() == 9 and e.ok("genmove b") not in ("pass", "resign")
+    e = engine("--network", str(path), "--rollouts", "200", "--size", "9")
+    e.ok("boardsize 13")
+    assert e.ok("genmove b") not in ("pass", "resign")
+
+
 def test_new_thread_count_restarts_the_prior_worker(engine):
     e = engine("--rollouts", "400")
     e.ok("boardsize 9")
@@ -202,18 +222,18 @@ def test_ownership_network_through_gtp(tmp_path):
     assert r.stdout.startswith("=\n\n= B+") and "ownership network gocnn" in r.stderr
 
 
-@pytest.mark.parametrize("name", ["maddison12", "small6", "res6", "clark8", "clark8_untied",
-                                  "dann6"])
-@pytest.mark.parametrize("size", [9, 19])
+@pytest.mark.parametrize("name,size", [
+    (name, size) for name in ("maddison12", "small6", "res6", "clark8", "clark8_untied", "dann6")
+    for size in (9, 19)] + [("res9", 9)])
 def test_every_policy_model_plays_with_network_path(engine, tmp_path, name, size):
     """Every policy net of the registry loads with --network PATH (the ones
     on other inputs, Clark & Storkey's and GoCNN's planes, compute them from
     Table 1's inside the model) and answers legal moves, alone and as the
-    search's priors."""
+    search's priors, on the sizes it serves (res9: 9x9 only)."""
     from nets.checkpoint import save_checkpoint
     from nets.models import MODELS, build_model
     assert {n for n, c in MODELS.items() if c.get("task", "policy") == "policy"} == \
-        {"maddison12", "small6", "res6", "clark8", "clark8_untied", "dann6"}
+        {"maddison12", "small6", "res6", "clark8", "clark8_untied", "dann6", "res9"}
     path = tmp_path / f"{name}.pt"
     save_checkpoint(path, build_model(name), metadata={})
     e = engine("--network", str(path), "--policy-only", "--size", str(size))

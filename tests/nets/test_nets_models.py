@@ -218,3 +218,34 @@ def test_dann_shapes_and_reach(size) -> None:
         assert changed[8, 8] > 0
         plain = build_model("small6")
         assert (plain(x2, 0) - plain(x, 0)).abs().reshape(9, 9)[8, 8] == 0
+
+
+def test_res9_has_a_pass_output() -> None:
+    """res9 (the TUM 9x9 net): a convolution, 5 residual blocks, and a pass
+    logit per colour after the n * n points; the inference form (batch norm
+    folded) is the same function, pass included."""
+    from nets.models import legal_mask
+    torch.manual_seed(0)
+    net = build_model("res9")
+    assert isinstance(net, ResPolicyNet) and net.has_pass and len(net.blocks) == 5
+    x = (torch.rand(3, N_PLANES, 9, 9) < 0.3).float()
+    flat = net.flat(x)
+    assert flat.shape == (3, 2, 82)
+    assert torch.allclose(flat[:, :, :81], net.both(x).reshape(3, 2, 81))
+    out = net(x, torch.tensor([1, 0, 1]))
+    assert out.shape == (3, 82)
+    assert torch.allclose(out[1], flat[1, 0]) and torch.allclose(out[0], flat[0, 1])
+    net.eval()
+    assert torch.allclose(net.for_inference()(x, 0), net(x, 0), atol=1e-5)
+    with pytest.raises(ValueError, match="outside 9..9"):
+        net(torch.zeros(1, N_PLANES, 19, 19), 0)
+    # the pass is always legal; the points as the LEGAL plane says
+    x = torch.zeros(1, N_PLANES, 9, 9)
+    x[0, 13, 4, 4] = 1
+    mask = legal_mask(x, 82)
+    assert mask.shape == (1, 82) and mask[0, 81] and mask[0, 40] and int(mask.sum()) == 2
+    assert int(legal_mask(x, 81).sum()) == 1
+    with pytest.raises(ValueError, match="80 logits"):
+        legal_mask(x, 80)
+    # nets without a pass output say so
+    assert not build_model("res6").has_pass and not build_model("small6").has_pass

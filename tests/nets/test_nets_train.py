@@ -249,3 +249,32 @@ def test_evaluate_scores_every_batch(masked) -> None:
     assert parts["val_positions"] == 40
     assert parts["val_loss"] == pytest.approx(whole["val_loss"], rel=1e-5)
     assert all(parts[k] == whole[k] for k in ("top1", "top5", "top10"))
+
+
+def test_res9_learns_passes(tmp_path) -> None:
+    """The pass output is trained: on 9x9 games that end with two passes,
+    passes are targets (the sampler with ``passes``), and a short run of
+    res9 lowers the loss."""
+    from nets_helpers import random_game, write_sgf
+    root = tmp_path / "games9"
+    for i in range(16):
+        moves = random_game(300 + i, 50, size=9, pass_rate=0.0)
+        moves += [(moves[-1][0] % 2 + 1, None), (moves[-1][0], None)]
+        write_sgf(root / f"g{i:02d}.sgf", moves, size=9)
+    cache_path = tmp_path / "c9.npz"
+    D.build_cache(root, cache_path, size=9, val_fraction=0.25, workers=1, log=None)
+    cache = D.load_cache(cache_path)
+    assert cache.positions(passes=True) == cache.positions() + 2 * cache.n_games
+    sampler = D.PositionSampler(cache, passes=True, positions_per_game=52, symmetries=True)
+    x, y, c = sampler.batch(cache.n_games * 52)
+    assert (y == 81).sum() == 2 * cache.n_games     # every move once, the passes too
+    assert (D.PositionSampler(cache).batch(200)[1] < 81).all()
+    out = tmp_path / "res9"
+    args = ["--data", str(cache_path), "--out", str(out), "--model", "res9", "--width", "16",
+            "--blocks", "1", "--batch", "32", "--val-positions", "64", "--threads", "1",
+            "--steps", "40", "--eval-every", "40", "--optimizer", "adam", "--lr", "0.003"]
+    assert T.main(args) == 0
+    rows = _metrics(out)
+    assert rows[-1]["val_loss"] < rows[0]["val_loss"] - 0.05
+    ck = load_checkpoint(out / "last.pt")
+    assert ck.metadata["config"]["pass_output"] and ck.metadata["board_sizes"] == [9]
