@@ -26,6 +26,17 @@
 # validation positions), POSITIONS (20000 held-out positions per set), EXTRA
 # (more nets.train options).  The dry run on a CPU, with a tiny cache:
 # DEVICE=cpu MINUTES=0.2 STEPS=20 BATCH=32 WORKERS=1 POSITIONS=500.
+#
+# GEN9=K (default 0, none): while the net trains, the machine's spare cores
+# play 9x9 games for the 9x9 net, K at a time (python -m bench.generate
+# --parallel K --seed GEN9_SEED; give every run its own seed, default 2,
+# or it replays the same games).  GNU Go is DATA/gnugo/usr/games/gnugo when
+# there (here: apt-get download gnugo; dpkg -x gnugo_*.deb gpu/gnugo), else
+# the games are self-play only; sgfmill is installed from DATA/sgfmill-*.whl
+# (pip download sgfmill) where the machine lacks it.  The generator stops
+# when the training ends; its games come back as $OUT/gen9-sSEED.tar.xz (a
+# folder gen9-sSEED of SGF files: unpack it beside the others, e.g. into
+# runs/games9/) with its log, $OUT/generate.log.
 set -euo pipefail
 
 : "${OUT:?set OUT to the folder that receives the results}"
@@ -53,6 +64,19 @@ for ck in "$DATA/$MODEL.pt" "nets/weights/$MODEL.pt"; do
     if [ -f "$ck" ]; then resume=(--resume-from "$ck"); break; fi
 done
 
+gen_pid=
+if [ "${GEN9:-0}" -gt 0 ]; then
+    GEN9_SEED=${GEN9_SEED:-2}
+    games="$run/gen9-s$GEN9_SEED"
+    mkdir -p "$games"
+    $PY -c "import sgfmill" 2>/dev/null || $PY -m pip install -q --no-index "$DATA"/sgfmill-*.whl
+    opponent=(--gnugo-every 0)
+    if [ -x "$DATA/gnugo/usr/games/gnugo" ]; then opponent=(--gnugo "$DATA/gnugo/usr/games/gnugo"); fi
+    $PY -m bench.generate "$games" --games 100000 --parallel "$GEN9" --seed "$GEN9_SEED" \
+        "${opponent[@]}" > "$OUT/generate.log" 2>&1 &
+    gen_pid=$!
+fi
+
 {
     echo "# $(date -u '+%Y-%m-%d %H:%M UTC') $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
          "${resume[*]:-(fresh run)}"
@@ -71,6 +95,13 @@ else
     $PY -m nets.checkpoint weights-only "$run/last.pt" "$OUT/$MODEL.pt" | tee -a "$OUT/train.log"
     echo "last.pt with its optimizer state exceeds 16 MiB: $MODEL.pt holds the weights only" \
         | tee -a "$OUT/train.log"
+fi
+if [ -n "$gen_pid" ]; then
+    kill -TERM "$gen_pid" 2>/dev/null || true
+    wait "$gen_pid" || true
+    rm -rf "$games"/.game-*
+    tar -cJf "$OUT/gen9-s$GEN9_SEED.tar.xz" -C "$run" "gen9-s$GEN9_SEED"
+    echo "gen9-s$GEN9_SEED.tar.xz: $(ls "$games" | wc -l) games" | tee -a "$OUT/train.log"
 fi
 cp "$run/best.pt" "$OUT/$MODEL.best.pt"
 cp "$run/metrics.jsonl" "$OUT/$MODEL.metrics.jsonl"

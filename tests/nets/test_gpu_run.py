@@ -25,6 +25,8 @@ SCRIPT = ROOT / "nets" / "gpu_run.sh"
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
+    """... and, with GEN9, plays 9x9 games beside the training (self-play
+    here: no GNU Go in DATA) and brings back what it kept."""
     sgfs = tmp_path / "sgf"
     for i in range(8):
         write_sgf(sgfs / f"g{i}.sgf", random_game(i, 40))
@@ -38,22 +40,29 @@ def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="7", BATCH="16",
                WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", HALVE_AT="6",
-               EXTRA="--width 8 --layers 3 --threads 1", PYTHON=sys.executable)
+               EXTRA="--width 8 --layers 3 --threads 1", PYTHON=sys.executable,
+               GEN9="1", GEN9_SEED="7")
     r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert sorted(p.name for p in out.iterdir()) == [
-        "accuracy.txt", "maddison12.best.pt", "maddison12.curves.png",
-        "maddison12.metrics.jsonl", "maddison12.pt", "train.log"] or \
+        "accuracy.txt", "gen9-s7.tar.xz", "generate.log", "maddison12.best.pt",
+        "maddison12.curves.png", "maddison12.metrics.jsonl", "maddison12.pt", "train.log"] or \
         sorted(p.name for p in out.iterdir()) == [     # no matplotlib: no curves
-        "accuracy.txt", "maddison12.best.pt", "maddison12.metrics.jsonl",
-        "maddison12.pt", "train.log"]
+        "accuracy.txt", "gen9-s7.tar.xz", "generate.log", "maddison12.best.pt",
+        "maddison12.metrics.jsonl", "maddison12.pt", "train.log"]
     log = (out / "train.log").read_text()
     assert f"--resume-from {data}/maddison12.pt" in log
     assert "holds no optimizer state: a fresh adam goes on from step 5" in log
     last = ckpt.load_checkpoint(out / "maddison12.pt")
     assert last.metadata["train_state"]["step"] == 7 and last.optimizer is not None
     assert (out / "accuracy.txt").read_text().count("data dir") == 2
+    import tarfile
+    with tarfile.open(out / "gen9-s7.tar.xz") as tar:
+        names = tar.getnames()
+    assert names[0] == "gen9-s7" and all(n.startswith("gen9-s7/gen-") for n in names[1:])
+    assert f"gen9-s7.tar.xz: {len(names) - 1} games" in log
+    assert "generate: 0 of 100000 games already" in (out / "generate.log").read_text()
 
 
 def test_missing_data_is_named(tmp_path) -> None:
