@@ -9,7 +9,8 @@ held-out set is ``data/test19_kgs``) is searched recursively for ``*.sgf``.
 It may also be a game cache of them (``python -m nets.data build
 data/test19 test19.npz --val-fraction 0``, a file ending in ``.npz``): every
 game of it counts (``--games`` does not apply), and sgfmill is not needed,
-as on a lent GPU machine.
+as on a lent GPU machine.  From SGF files the 19x19 games are read, or for a
+net that does not serve 19x19 (res9) the games of the largest size it serves.
 
 Which positions:
 
@@ -169,6 +170,14 @@ def score_batch(model, x, y, col, precision: str = "fp32") -> dict:
             "best": top[:, 0].numpy()}
 
 
+def _board_size(model) -> int:
+    """The size of the games read from SGF files: 19, or the largest the
+    net serves where it does not serve 19 (res9: 9)."""
+    cfg = getattr(model, "config", {})
+    lo, hi = int(cfg.get("min_size", 19)), int(cfg.get("max_size", 19))
+    return 19 if lo <= 19 <= hi else hi
+
+
 def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
              positions: int | None = None, seed: int = 0, batch: int = 256,
              threads: int | None = None, precision: str = "auto", compare: bool = False,
@@ -221,7 +230,8 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
             with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
                 cache_path = Path(tmp) / "games.npz"
                 built = D.build_cache(data_dir, cache_path, limit=games, val_fraction=0.0,
-                                      seed=seed, workers=workers, log=log)
+                                      size=_board_size(model), seed=seed, workers=workers,
+                                      log=log)
                 cache = D.load_cache(cache_path)
     except D.DataError as e:
         raise AccuracyError(str(e)) from None

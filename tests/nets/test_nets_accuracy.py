@@ -185,3 +185,23 @@ def test_a_game_cache_counts_as_its_games(setup) -> None:
     assert 0.9 <= both["top1_agreement"]["rate"] <= 1.0
     with pytest.raises(A.AccuracyError, match="missing.npz"):
         A.evaluate(setup["ck"], setup["root"] / "missing.npz", log=None)
+
+
+def test_a_net_with_a_pass_output_is_scored_on_every_move(tmp_path) -> None:
+    """res9 (pass output): every move of the games is a position, passes
+    included (target index 81, always legal); a net that ranks the pass
+    first gets exactly the passes right."""
+    games = tmp_path / "g9"
+    n_moves = 0
+    for i in range(3):
+        moves = random_game(500 + i, 30, size=9, pass_rate=0.0)
+        moves += [(moves[-1][0] % 2 + 1, None), (moves[-1][0], None)]
+        write_sgf(games / f"g{i}.sgf", moves, size=9)
+        n_moves += len(moves)
+    net = build_model("res9", blocks=1, width=8)
+    with torch.no_grad():
+        net.pass_head.bias.fill_(50.0)          # the pass first, always
+    ck = save_checkpoint(tmp_path / "res9.pt", net, metadata={})
+    r = A.evaluate(ck, games, threads=1, batch=16, log=None)
+    assert r["positions"] == n_moves and r["sample"] == "all moves"
+    assert r["top1"]["hits"] == 6 and r["illegal_targets"] == 0
