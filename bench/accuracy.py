@@ -85,19 +85,13 @@ def choose_positions(cache: D.GameCache, n: int | None, seed: int, passes: bool 
     ``nets.data._emit``.  n None (or at least the number of positions): every
     non-pass move (every move with ``passes``); else a uniform sample of n
     distinct positions."""
-    nn = cache.size * cache.size
-    counts = cache.move_counts() if passes else cache.nonpass_counts()
+    counts = cache.position_counts(passes)
     total = int(counts.sum())
     games, picks = [], []
-
-    def positions_of(g):
-        a, e = cache.offsets[g], cache.offsets[g + 1]
-        return np.arange(e - a) if passes else np.flatnonzero(cache.moves[a:e] != nn)
-
     if n is None or n >= total:
         for g in np.flatnonzero(counts):
             games.append(g)
-            picks.append(positions_of(g))
+            picks.append(cache.game_positions(g, passes))
     else:
         rng = np.random.default_rng([seed, 1])
         idx = np.sort(rng.choice(total, size=n, replace=False))
@@ -105,7 +99,7 @@ def choose_positions(cache: D.GameCache, n: int | None, seed: int, passes: bool 
         owner = np.searchsorted(cum, idx, side="right")
         rank_in_game = idx - (cum[owner] - counts[owner])
         for g in np.unique(owner):
-            picks.append(positions_of(g)[rank_in_game[owner == g]])
+            picks.append(cache.game_positions(g, passes)[rank_in_game[owner == g]])
             games.append(g)
     starts = np.zeros(len(games) + 1, np.int64)
     starts[1:] = np.cumsum([len(p) for p in picks])

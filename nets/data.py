@@ -304,12 +304,20 @@ class GameCache:
     def positions(self, games=None, passes: bool = False) -> int:
         """Training positions of the given games: their non-pass moves, or
         all their moves with ``passes``."""
-        counts = self.move_counts() if passes else self.nonpass_counts()
+        counts = self.position_counts(passes)
         return int(counts.sum() if games is None else counts[games].sum())
 
-    def move_counts(self) -> np.ndarray:
-        """Moves per game, passes included."""
-        return np.diff(self.offsets).astype(np.int64)
+    def position_counts(self, passes: bool = False) -> np.ndarray:
+        """Positions per game: non-pass moves, or all moves with ``passes``."""
+        return np.diff(self.offsets).astype(np.int64) if passes else self.nonpass_counts()
+
+    def game_positions(self, g: int, passes: bool = False) -> np.ndarray:
+        """The move numbers of game g that are positions (increasing): the
+        non-pass moves, or every move with ``passes``."""
+        a, e = self.offsets[g], self.offsets[g + 1]
+        if passes:
+            return np.arange(e - a)
+        return np.flatnonzero(self.moves[a:e] != self.size * self.size)
 
     def nonpass_counts(self) -> np.ndarray:
         """Non-pass moves per game."""
@@ -600,7 +608,7 @@ class PositionSampler:
         self.size = n = cache.size
         self.passes = bool(passes)
         games = np.arange(cache.n_games) if games is None else np.asarray(games, np.int64)
-        counts = (cache.move_counts() if self.passes else cache.nonpass_counts())[games]
+        counts = cache.position_counts(self.passes)[games]
         keep = counts > 0
         self.games = games[keep]
         if len(self.games) == 0:
@@ -629,7 +637,6 @@ class PositionSampler:
 
     def plan(self, n: int, rng: np.random.Generator):
         """Which games, which move numbers (sorted per game), which symmetry."""
-        nn = self.size * self.size
         games, picks, starts = [], [], [0]
         filled = 0
         while filled < n:
@@ -639,9 +646,7 @@ class PositionSampler:
                 if filled >= n:
                     break
                 g = int(self.games[np.searchsorted(self.cum, u, side="right")])
-                a, e = self.offsets[g], self.offsets[g + 1]
-                cand = (np.arange(e - a) if self.passes
-                        else np.flatnonzero(self.moves[a:e] != nn))
+                cand = self.cache.game_positions(g, self.passes)
                 if self.late > 0 and rng.random() < self.late:
                     cand = cand[3 * len(cand) // 4:]       # the game's last quarter
                 m = min(self.k, len(cand), n - filled)

@@ -623,11 +623,6 @@ class DannNet(TwoSoftmaxNet):
             nn.init.zeros_(conv.bias)
         nn.init.normal_(self.head.conv.weight, std=1.0 / math.sqrt(width) / 10)
         nn.init.zeros_(self.head.pbias.bias)
-        self.has_pass = bool(self.config.get("pass_output", False))
-        if self.has_pass:
-            self.pass_head = nn.Linear(width, 2)
-            nn.init.normal_(self.pass_head.weight, std=1.0 / math.sqrt(width) / 10)
-            nn.init.zeros_(self.pass_head.bias)
 
     def both(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)

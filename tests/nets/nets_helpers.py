@@ -37,6 +37,13 @@ def random_game(seed: int, n_moves: int = 60, size: int = 19, pass_rate: float =
     return moves
 
 
+def finished_game(seed: int, n_moves: int, size: int = 9):
+    """A random game of n_moves moves without passes, ended by two passes."""
+    moves = random_game(seed, n_moves, size=size, pass_rate=0.0)
+    last = moves[-1][0]
+    return moves + [(WHITE if last == BLACK else BLACK, None), (last, None)]
+
+
 def write_sgf(path: Path, moves, size: int = 19, komi: float = 7.5, setup=(),
               handicap: int = 0, ranks: tuple[str, str] | None = None) -> Path:
     text = sgf.dumps(size, komi, list(setup), moves, handicap=handicap)

@@ -17,7 +17,7 @@ from engine.features import LEGAL, planes  # noqa: E402
 from nets import data as D  # noqa: E402
 from nets.checkpoint import save_checkpoint  # noqa: E402
 from nets.models import build_model  # noqa: E402
-from nets_helpers import make_sgf_dir, random_game, write_sgf  # noqa: E402
+from nets_helpers import finished_game, make_sgf_dir, random_game, write_sgf  # noqa: E402
 
 N_MOVES = 40
 RANKS = [("7d", "5d"), ("9段", "P7段"), ("", "3k"), ("1p", "2d")]
@@ -194,8 +194,7 @@ def test_a_net_with_a_pass_output_is_scored_on_every_move(tmp_path) -> None:
     games = tmp_path / "g9"
     n_moves = 0
     for i in range(3):
-        moves = random_game(500 + i, 30, size=9, pass_rate=0.0)
-        moves += [(moves[-1][0] % 2 + 1, None), (moves[-1][0], None)]
+        moves = finished_game(500 + i, 30)
         write_sgf(games / f"g{i}.sgf", moves, size=9)
         n_moves += len(moves)
     net = build_model("res9", blocks=1, width=8)

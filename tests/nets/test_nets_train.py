@@ -255,12 +255,10 @@ def test_res9_learns_passes(tmp_path) -> None:
     """The pass output is trained: on 9x9 games that end with two passes,
     passes are targets (the sampler with ``passes``), and a short run of
     res9 lowers the loss."""
-    from nets_helpers import random_game, write_sgf
+    from nets_helpers import finished_game, write_sgf
     root = tmp_path / "games9"
     for i in range(16):
-        moves = random_game(300 + i, 50, size=9, pass_rate=0.0)
-        moves += [(moves[-1][0] % 2 + 1, None), (moves[-1][0], None)]
-        write_sgf(root / f"g{i:02d}.sgf", moves, size=9)
+        write_sgf(root / f"g{i:02d}.sgf", finished_game(300 + i, 50), size=9)
     cache_path = tmp_path / "c9.npz"
     D.build_cache(root, cache_path, size=9, val_fraction=0.25, workers=1, log=None)
     cache = D.load_cache(cache_path)
