@@ -25,6 +25,9 @@ Reported per doubt:
   records, area or territory, differ by a point or two) and over all;
 * dead stones: share of games whose dead-stone list equals GNU Go's, among
   the games where GNU Go's count equals the record's result.
+
+``--json FILE`` also lists, per doubt, the games counted for the loser
+(file, the record's result, the engine's count, the record's rules).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import numpy as np
 
 from bench.stats import wilson
 from engine.config import EngineConfig, SearchConfig
+from engine.game import format_score
 from engine.search import blend_ownership
 
 
@@ -105,6 +109,7 @@ def main(argv=None) -> int:
     games = _games(pairs, args.games)
     stats = {d: {"win_big": 0, "n_big": 0, "win_all": 0, "n_all": 0, "dead_same": 0,
                  "n_dead": 0} for d in doubts}
+    wrong: dict[float, list[dict]] = {d: [] for d in doubts}   # games counted for the loser
     started = time.time()
     for k, (path, label) in enumerate(games):
         player.loadsgf(str(path))
@@ -120,6 +125,9 @@ def main(argv=None) -> int:
             own = blend_ownership(playouts, net, d)
             score = player._score_with_dead_removed(own)
             right = (score > 0) == (record > 0)
+            if not right:
+                wrong[d].append({"game": str(path), "result": label["result"],
+                                 "count": format_score(score), "rules": label.get("rules")})
             st = stats[d]
             st["n_all"] += 1
             st["win_all"] += right
@@ -146,7 +154,8 @@ def main(argv=None) -> int:
         print(f"| {d:g} | " + " | ".join(cells) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts,
-                                               "stats": {str(d): s for d, s in stats.items()}},
+                                               "stats": {str(d): s for d, s in stats.items()},
+                                               "wrong": {str(d): w for d, w in wrong.items()}},
                                               indent=1))
     player.close()
     return 0

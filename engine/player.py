@@ -460,15 +460,24 @@ class Player:
         return self._ownership[1].ownership
 
     def _dead_stones(self, own: np.ndarray) -> list[int]:
-        """Stones the ownership (the playouts', with an ownership network
-        blended in) mostly gives to the other colour."""
+        """Stones of the chains the ownership (the playouts', with an
+        ownership network blended in) mostly gives to the other colour,
+        judged on the chain's mean: a chain lives or dies as a whole, while
+        the blend takes the network's word on some of its points and the
+        playouts' on others."""
         board = self.game.board
-        dead = []
+        dead: list[int] = []
+        seen: set[int] = set()
         for p in board.points():
             k = board.color(p)
-            if (k == BLACK and own[p] < -DEAD_THRESHOLD) or (k == WHITE and own[p] > DEAD_THRESHOLD):
-                dead.append(p)
-        return dead
+            if k not in (BLACK, WHITE) or p in seen:
+                continue
+            chain = board.chain(p)
+            seen.update(chain)
+            mean = float(np.mean(own[chain]))
+            if (k == BLACK and mean < -DEAD_THRESHOLD) or (k == WHITE and mean > DEAD_THRESHOLD):
+                dead.extend(chain)
+        return sorted(dead)
 
     def _score_with_dead_removed(self, own: np.ndarray) -> float:
         board = self.game.board.copy()
@@ -485,7 +494,7 @@ class Player:
         """alive / dead / seki stones.  Seki: the living stones next to a
         shared liberty (an empty point the playouts leave to neither side
         where a move of either colour would be self-atari or illegal), and
-        living stones whose point the ownership leaves undecided.  The
+        living chains the ownership leaves undecided (on their mean).  The
         shared liberty is the playouts' to judge, like the other questions
         of what is still disputed: the ownership network learnt a seki's
         stones as alive and its liberties as no one's, but it is not sure
@@ -498,7 +507,7 @@ class Player:
         board = self.game.board
         dead = set(self._dead_stones(own))
         seki = {p for p in board.points() if board.color(p) in (BLACK, WHITE)
-                and p not in dead and abs(own[p]) < SEKI_THRESHOLD}
+                and p not in dead and abs(float(np.mean(own[board.chain(p)]))) < SEKI_THRESHOLD}
         w = board.width
         for p in board.points():
             if board.color(p) != EMPTY or abs(played_out[p]) >= SEKI_THRESHOLD or \

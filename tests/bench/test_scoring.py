@@ -33,6 +33,27 @@ def test_a_counted_game_is_scored_at_each_doubt(tmp_path, capsys) -> None:
                             "dead_same": 1, "n_dead": 1}
 
 
+@pytest.mark.skipif(not DEFAULT_OWNERSHIP.is_file(), reason="no shipped ownership network")
+def test_games_counted_for_the_loser_are_listed(tmp_path, capsys) -> None:
+    """A record whose result names the other winner than the board's
+    count (the engine's area count, W+16.5) is counted wrong and listed in
+    the JSON."""
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / "counted.sgf").write_text(_walls_game("B+15.5"))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"source": "counted.sgf", "result": "B+15.5", "agrees": False,
+                                  "dead": ["B3"], "score": -15.5, "rules": "japanese",
+                                  "owner": ("X" * 4 + "O" * 5) * 9}) + "\n")
+    out = tmp_path / "scoring.json"
+    assert main([str(labels), str(games), "--network", "none", "--doubts", "0.5",
+                 "--rollouts", "1000", "--json", str(out)]) == 0
+    assert "\n| 0.5 | 0.0% of 1 " in capsys.readouterr().out
+    assert json.loads(out.read_text())["wrong"] == {"0.5": [
+        {"game": str(games / "counted.sgf"), "result": "B+15.5", "count": "W+16.5",
+         "rules": "japanese"}]}
+
+
 def test_errors_exit_2(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main([str(tmp_path / "none.jsonl"), str(tmp_path)])

@@ -129,6 +129,39 @@ def test_final_score_counts_dead_stones_for_the_capturer(seed):
     assert format_score(player.game.board.score(7.5)) != "W+16.5"
 
 
+# FINISHED with a three-stone black chain G6-J6 in white's area instead of H6.
+FINISHED_CHAIN = """
+    . . . X O . . . .
+    X X X X O O O O O
+    . . . X O . . . .
+    . O . X O . X X X
+    . . . X O . . . .
+    X X X X O O O O O
+    . . . X O . . . .
+    X X X X O O O O O
+    . . . X O . . . .
+"""
+
+
+def test_a_chain_lives_or_dies_as_a_whole():
+    """Dead stones are judged on a chain's mean ownership: where the blend
+    of playouts and network splits a chain's points across the threshold,
+    the whole chain is dead (G6 -0.9, H6 -0.8, J6 -0.1: mean -0.6) or alive
+    (one point of black's D wall at -0.6 among +0.9s), never half of it."""
+    player = player_with(FINISHED_CHAIN)
+    board = player.game.board
+    own = np.zeros(len(board.b[COLOR]))
+    for p in board.points():
+        col = board.coords(p)[0]
+        own[p] = 0.9 if col <= 3 else -0.9
+    point = board.point
+    own[point(1, 5)] = 1.0                          # B6: white, dead
+    own[point(6, 5)], own[point(7, 5)], own[point(8, 5)] = -0.9, -0.8, -0.1
+    own[point(3, 4)] = -0.6                         # D5, part of black's wall
+    dead = {board.coords(p) for p in player._dead_stones(own)}
+    assert dead == {(1, 5), (6, 5), (7, 5), (8, 5)}
+
+
 def test_final_score_agrees_with_final_status_list():
     """Removing exactly the stones final_status_list calls dead (giving
     their points to the other colour) and counting the area gives the
