@@ -459,25 +459,32 @@ class Player:
             self._ownership = (key, result)
         return self._ownership[1].ownership
 
+    def _chain_ownership(self, own: np.ndarray) -> np.ndarray:
+        """``own`` with every stone given its chain's mean: a chain lives or
+        dies as a whole, while the blend of playouts and network takes the
+        network's word on some of its points and the playouts' on others."""
+        board = self.game.board
+        out = own.copy()
+        seen: set[int] = set()
+        for p in board.points():
+            if board.color(p) in (BLACK, WHITE) and p not in seen:
+                chain = board.chain(p)
+                seen.update(chain)
+                out[chain] = np.mean(own[chain])
+        return out
+
     def _dead_stones(self, own: np.ndarray) -> list[int]:
         """Stones of the chains the ownership (the playouts', with an
         ownership network blended in) mostly gives to the other colour,
-        judged on the chain's mean: a chain lives or dies as a whole, while
-        the blend takes the network's word on some of its points and the
-        playouts' on others."""
+        judged on the chain's mean (``_chain_ownership``)."""
         board = self.game.board
-        dead: list[int] = []
-        seen: set[int] = set()
+        own = self._chain_ownership(own)
+        dead = []
         for p in board.points():
             k = board.color(p)
-            if k not in (BLACK, WHITE) or p in seen:
-                continue
-            chain = board.chain(p)
-            seen.update(chain)
-            mean = float(np.mean(own[chain]))
-            if (k == BLACK and mean < -DEAD_THRESHOLD) or (k == WHITE and mean > DEAD_THRESHOLD):
-                dead.extend(chain)
-        return sorted(dead)
+            if (k == BLACK and own[p] < -DEAD_THRESHOLD) or (k == WHITE and own[p] > DEAD_THRESHOLD):
+                dead.append(p)
+        return dead
 
     def _score_with_dead_removed(self, own: np.ndarray) -> float:
         board = self.game.board.copy()
@@ -506,8 +513,9 @@ class Player:
         played_out = self._ownership[1].playout_ownership
         board = self.game.board
         dead = set(self._dead_stones(own))
+        chain_own = self._chain_ownership(own)
         seki = {p for p in board.points() if board.color(p) in (BLACK, WHITE)
-                and p not in dead and abs(float(np.mean(own[board.chain(p)]))) < SEKI_THRESHOLD}
+                and p not in dead and abs(chain_own[p]) < SEKI_THRESHOLD}
         w = board.width
         for p in board.points():
             if board.color(p) != EMPTY or abs(played_out[p]) >= SEKI_THRESHOLD or \
