@@ -4,19 +4,23 @@ games that ended by counting, with the ownership network at several doubts.
     python -m bench.scoring LABELS.jsonl DATA_DIR [LABELS DATA_DIR ...]
         [--ownership nets/weights/res6own.pt] [--network default|none|PATH]
         [--doubts 0,0.3,0.4,0.5,0.6] [--rollouts 3000] [--games N]
-        [--json FILE]
+        [--count both|to-move] [--json FILE]
 
 LABELS are the files of ``python -m bench.ownership_labels`` for the games
 under DATA_DIR (their GNU Go dead stones, and whether GNU Go's count names
 the record's winner).  Each game is loaded as ``loadsgf`` does; the
-engine's count is what ``final_score`` answers: a search of the last
-position (``--rollouts``, as many as final_score spends), the stones its
-ownership gives to the other colour (below -0.5 for black, above 0.5 for
-white) removed, then area and komi.  The ownership of the search is the
-playouts' blended with the network's (``engine.search.blend_ownership``:
-the network's value on the points where the playouts' is smaller in size
-than the doubt ``d``), for every ``d`` of ``--doubts`` on the same search
-(``d = 0``: the playouts alone, the engine without ``--ownership``).
+engine's count is what ``final_score`` answers: two searches of the last
+position, one with each colour to move (``--rollouts`` each, as many as
+final_score spends), each chain judged by the search in which its opponent
+moves first (``engine.player.count_ownership``), the stones that ownership
+gives to the other colour (below -0.5 for black, above 0.5 for white)
+removed, then area and komi.  ``--count to-move`` counts as the engine did
+before 2026-11-25, by one search with the record's side to move.  The
+ownership of a search is the playouts' blended with the network's
+(``engine.search.blend_ownership``: the network's value on the points where
+the playouts' is smaller in size than the doubt ``d``), for every ``d`` of
+``--doubts`` on the same searches (``d = 0``: the playouts alone, the engine
+without ``--ownership``).
 
 Reported per doubt:
 
@@ -43,6 +47,7 @@ import numpy as np
 from bench.stats import wilson
 from engine.config import EngineConfig, SearchConfig
 from engine.game import format_score
+from engine.player import OWNERSHIP_ROLLOUTS, Player, count_ownership
 from engine.search import blend_ownership
 
 
@@ -74,7 +79,10 @@ def main(argv=None) -> int:
     ap.add_argument("--network", default="default", help="policy network ('none': without)")
     ap.add_argument("--doubts", default="0,0.3,0.4,0.5,0.6",
                     help="the engine's own_doubt values to count with")
-    ap.add_argument("--rollouts", type=int, default=3000)
+    ap.add_argument("--rollouts", type=int, default=OWNERSHIP_ROLLOUTS,
+                    help="simulations of each search (default: final_score's)")
+    ap.add_argument("--count", choices=("both", "to-move"), default="both",
+                    help="both colours to move, as final_score (default), or the side to move alone")
     ap.add_argument("--games", type=int, default=None, help="a random subset of N games")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--json", default=None)
@@ -95,7 +103,6 @@ def main(argv=None) -> int:
         ap.error("--doubts must lie in 0..1")
 
     from engine.gtp import FrontOptions, load_network, load_ownership
-    from engine.player import Player
     options = FrontOptions(network=None if args.network == "none" else args.network,
                            ownership=args.ownership, net_threads=args.threads)
     network, _ = load_network(options)
@@ -114,15 +121,20 @@ def main(argv=None) -> int:
     for k, (path, label) in enumerate(games):
         player.loadsgf(str(path))
         board = player.game.board
-        result = player.search.run(board, player.game.komi, max_sims=args.rollouts,
-                                   history=player.history())
-        playouts = result.playout_ownership
-        net = player.search.net_ownership(board, player.history())
+        history = player.history()
+        if args.count == "both":
+            searched = [(result.playout_ownership, player.search.net_ownership(b, history))
+                        for b, result in player.count_searches(board, history)]
+        else:
+            result = player.search.run(board, player.game.komi, max_sims=args.rollouts,
+                                       history=history)
+            searched = [(result.playout_ownership, player.search.net_ownership(board, history))]
         record = _signed(label["result"])
         gnugo_dead = sorted(label["dead"])
         gnugo_right = label["score"] == record
         for d in doubts:
-            own = blend_ownership(playouts, net, d)
+            owns = [blend_ownership(playouts, net, d) for playouts, net in searched]
+            own = count_ownership(board, *owns) if len(owns) == 2 else owns[0]
             score = player._score_with_dead_removed(own)
             right = (score > 0) == (record > 0)
             if not right:
@@ -142,7 +154,10 @@ def main(argv=None) -> int:
             print(f"{k + 1} games, {(time.time() - started) / (k + 1):.2f} s a game",
                   file=sys.stderr)
 
-    print(f"{len(games)} held-out games that ended by counting; {args.rollouts} rollouts a count")
+    searches = "one search of each colour to move" if args.count == "both" else \
+        "one search of the side to move"
+    print(f"{len(games)} held-out games that ended by counting; {searches}, "
+          f"{args.rollouts} rollouts each")
     print("| own_doubt | winner, margin >= 2.5 | winner, all | dead stones = GNU Go's |")
     print("|---|---|---|---|")
     for d in doubts:
@@ -153,7 +168,7 @@ def main(argv=None) -> int:
             cells.append(f"{st[hit] / max(1, st[n]):.1%} of {st[n]} ({lo:.1%}-{hi:.1%})")
         print(f"| {d:g} | " + " | ".join(cells) + " |")
     if args.json:
-        Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts,
+        Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts, "count": args.count,
                                                "stats": {str(d): s for d, s in stats.items()},
                                                "wrong": {str(d): w for d, w in wrong.items()}},
                                               indent=1))

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from engine.board import (BLACK, COLOR, COLUMNS, EMPTY, MAX_SIZE, PASS, S_NEMPTY, WHITE,
-                          IllegalMove, area_score, is_eyeish, libs_after)
+from engine.board import (BLACK, COLOR, COLUMNS, EMPTY, MAX_SIZE, PASS, S_NEMPTY, S_PASSES,
+                          WHITE, Board, IllegalMove, area_score, is_eyeish, libs_after)
 from engine.config import EngineConfig, check_komi
 from engine.patterns import load_gammas
 from engine.search import Search, SearchResult, position_key
@@ -27,7 +27,7 @@ from engine import sgf
 log = logging.getLogger("engine")
 
 _COLORS = {"b": BLACK, "w": WHITE}
-OWNERSHIP_ROLLOUTS = 3000   # playouts behind final_score / final_status_list when no search is at hand
+OWNERSHIP_ROLLOUTS = 3000   # playouts of each search behind the count (final_score, final_status_list)
 DEAD_THRESHOLD = 0.5        # a stone is dead when the other colour owns its point this surely
 SEKI_THRESHOLD = 0.2        # a living stone whose point stays this undecided is in seki
 UNSETTLED_THRESHOLD = 0.8   # a stone owned less surely than this (and not seki) is still in a fight
@@ -43,6 +43,30 @@ def _play_on(result: SearchResult) -> int:
     """The most visited candidate other than a pass; the search's move
     when there is none."""
     return next((cand.move for cand in result.candidates if cand.move != PASS), result.move)
+
+
+def count_ownership(board: Board, black_first: np.ndarray, white_first: np.ndarray) -> np.ndarray:
+    """The ownership a count reads, from two searches of ``board``: one with
+    Black to move (``black_first``), one with White.  Every chain gets the
+    mean over its stones of the search in which its opponent moves first;
+    every other point the mean of the two.  At the end of a game a living
+    group lives even when the opponent moves first (else the opponent would
+    have played there before passing), and a dead one stays dead when its
+    owner moves first; a single search lets the side to move rescue, in
+    the light playouts, what it could not rescue in the game.  On 913
+    held-out games that ended by counting, this named the record's winner
+    in 98.5% of the 755 with a margin of 2.5 or more, against 97.7% for the
+    search of the side to move alone and 96.7% for the owner moving first
+    (README, "Ownership network")."""
+    out = (black_first + white_first) / 2
+    seen: set[int] = set()
+    for p in board.points():
+        k = board.color(p)
+        if k in (BLACK, WHITE) and p not in seen:
+            chain = board.chain(p)
+            seen.update(chain)
+            out[chain] = np.mean((white_first if k == BLACK else black_first)[chain])
+    return out
 
 
 class Player:
@@ -76,6 +100,7 @@ class Player:
         self._wire_network()
         self.last_result: SearchResult | None = None
         self._ownership: tuple | None = None
+        self._count_cache: tuple | None = None
 
     def _wire_network(self) -> None:
         if self.ownership_network is not None:
@@ -289,18 +314,14 @@ class Player:
 
     def _count_after_pass(self, c: int) -> tuple[float, np.ndarray]:
         """(margin for ``c``, ownership) by the count that final_score and
-        final_status_list give once ``c`` has passed: a short search of the
-        position after the pass, the opponent to move, kept for them.  The
-        genmove search's own ownership can differ: its tree, sure that the
-        pass ends the game, leaves the fight to random playouts, where the
-        opponent's killing move is rarely found."""
+        final_status_list give once ``c`` has passed (``_count``), kept for
+        them.  The genmove search's own ownership can differ: its tree, sure
+        that the pass ends the game, leaves the fight to random playouts,
+        where the opponent's killing move is rarely found."""
         after = self.game.board.copy()
         after.play(PASS, c)
-        result = self.search.run(after, self.game.komi,
-                                 max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
-                                 history=(PASS,) + self.history())
-        self._ownership = (position_key(after), result)
-        return self._margin(c, result.ownership), result.ownership
+        own, _ = self._count(after, (PASS,) + self.history())
+        return self._margin(c, own), own
 
     def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
         """When the player must play on but the search liked a pass best:
@@ -352,13 +373,14 @@ class Player:
         """Why a pass by ``color`` in the current position breaks the rules
         genmove follows (empty when it does not): the count with dead
         stones removed loses, or, when the opponent has not just passed,
-        points are still open or a fight unsettled.  Judged by the ownership
-        of the last search of this position, else of a short one."""
+        points are still open or a fight unsettled.  The count is
+        final_score's (``_count``); open points and fights are judged by the
+        playouts of the last search of this position, else of a short one."""
         c = _COLORS[color]
-        own = self.ownership()
+        self.ownership()
         played_out = self._ownership[1].playout_ownership
         faults = []
-        margin = self._margin(c, own)
+        margin = self._margin(c, self._count(self.game.board, self.history())[0])
         if margin < 0:
             faults.append(f"the count loses by {-margin:g}")
         if not self._opponent_passed():
@@ -459,6 +481,34 @@ class Player:
             self._ownership = (key, result)
         return self._ownership[1].ownership
 
+    def count_searches(self, board: Board, history: tuple[int, ...]) -> list[tuple[Board, SearchResult]]:
+        """The searches behind the count of ``board``: one with each colour
+        to move (Black first), from a board on which no pass has been played
+        yet, so that a first pass does not end the game inside the tree.
+        Returns each searched board with its result."""
+        sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
+        out = []
+        for c in (BLACK, WHITE):
+            b = board.copy()
+            b.to_move = c
+            b.s[S_PASSES] = 0
+            out.append((b, self.search.run(b, self.game.komi, max_sims=sims, history=history)))
+        return out
+
+    def _count(self, board: Board, history: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(ownership, playout ownership) of ``board`` as the game's count
+        reads it (final_score, final_status_list, the pass decision): the
+        two ``count_searches`` combined by ``count_ownership``; the playout
+        ownership is the mean of the two searches'.  One count per position
+        and komi, whoever is to move."""
+        key = (board.size, board.hash, board.ko, self.game.komi)
+        if self._count_cache is None or self._count_cache[0] != key:
+            (_, first_b), (_, first_w) = self.count_searches(board, history)
+            own = count_ownership(board, first_b.ownership, first_w.ownership)
+            played_out = (first_b.playout_ownership + first_w.playout_ownership) / 2
+            self._count_cache = (key, (own, played_out))
+        return self._count_cache[1]
+
     def _chain_ownership(self, own: np.ndarray) -> np.ndarray:
         """``own`` with every stone given its chain's mean: a chain lives or
         dies as a whole, while the blend of playouts and network takes the
@@ -494,8 +544,9 @@ class Player:
         return black - white - self.game.komi
 
     def final_score(self) -> str:
-        """Area score after removing the stones the search judges dead."""
-        return format_score(self._score_with_dead_removed(self.ownership()))
+        """Area score after removing the stones the count judges dead."""
+        own, _ = self._count(self.game.board, self.history())
+        return format_score(self._score_with_dead_removed(own))
 
     def final_status_list(self, status: str) -> list[Vertex]:
         """alive / dead / seki stones.  Seki: the living stones next to a
@@ -509,9 +560,8 @@ class Player:
         (search.blend_ownership)."""
         if status not in ("alive", "dead", "seki"):
             raise ValueError("syntax error")
-        own = self.ownership()
-        played_out = self._ownership[1].playout_ownership
         board = self.game.board
+        own, played_out = self._count(board, self.history())
         dead = set(self._dead_stones(own))
         chain_own = self._chain_ownership(own)
         seki = {p for p in board.points() if board.color(p) in (BLACK, WHITE)

@@ -356,7 +356,8 @@ def test_the_ownership_network_decides_where_the_playouts_doubt(doubt, dead, sco
     ``--ownership``) they list no stone dead and count W+7.5, both
     territories neutral.  With the network deciding the points the
     playouts leave in doubt, both stones are dead and the count is W+16.5.
-    The network is asked once per position, whatever the number of
+    The count searches the position once with each colour to move, and the
+    network is asked once for each of the two, whatever the number of
     reports."""
     from engine.config import SearchConfig
     net = LeftIsBlack()
@@ -367,8 +368,9 @@ def test_the_ownership_network_decides_where_the_playouts_doubt(doubt, dead, sco
         player.play(color, v)
     assert set(player.final_status_list("dead")) == dead
     assert player.final_score() == score
-    assert net.calls == 1
+    assert net.calls == 2
     # the pass rules ask the playouts alone whether the fights are settled
+    player.ownership()
     result = player._ownership[1]
     board = player.game.board
     h5 = board.point(*H5)
