@@ -4,7 +4,7 @@ games that ended by counting, with the ownership network at several doubts.
     python -m bench.scoring LABELS.jsonl DATA_DIR [LABELS DATA_DIR ...]
         [--ownership nets/weights/res6own.pt] [--network default|none|PATH]
         [--doubts 0,0.3,0.4,0.5,0.6] [--rollouts 3000] [--games N]
-        [--count both|to-move] [--json FILE]
+        [--count both|to-move] [--seed 1] [--json FILE]
 
 LABELS are the files of ``python -m bench.ownership_labels`` for the games
 under DATA_DIR (their GNU Go dead stones, and whether GNU Go's count names
@@ -83,6 +83,7 @@ def main(argv=None) -> int:
                     help="simulations of each search (default: final_score's)")
     ap.add_argument("--count", choices=("both", "to-move"), default="both",
                     help="both colours to move, as final_score (default), or the side to move alone")
+    ap.add_argument("--seed", type=int, default=1, help="the searches' random seed")
     ap.add_argument("--games", type=int, default=None, help="a random subset of N games")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--json", default=None)
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
     own_net = load_ownership(options)
     if own_net is None:
         ap.error("no ownership network (nets/weights/res6own.pt is not there: give --ownership)")
-    config = EngineConfig(rollouts=args.rollouts, seed=1, search=SearchConfig(own_doubt=0.0))
+    config = EngineConfig(rollouts=args.rollouts, seed=args.seed, search=SearchConfig(own_doubt=0.0))
     player = Player(config, network, None, own_net)
     player.warm_up()
 

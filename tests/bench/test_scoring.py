@@ -15,7 +15,8 @@ from tests.bench.test_ownership_labels import _walls_game  # noqa: E402
 
 
 @pytest.mark.skipif(not DEFAULT_OWNERSHIP.is_file(), reason="no shipped ownership network")
-def test_a_counted_game_is_scored_at_each_doubt(tmp_path, capsys) -> None:
+@pytest.mark.parametrize("count", ["both", "to-move"])
+def test_a_counted_game_is_scored_at_each_doubt(tmp_path, capsys, count) -> None:
     games = tmp_path / "games"
     games.mkdir()
     (games / "counted.sgf").write_text(_walls_game("W+15.5"))
@@ -25,9 +26,12 @@ def test_a_counted_game_is_scored_at_each_doubt(tmp_path, capsys) -> None:
                                   "owner": ("X" * 4 + "O" * 5) * 9}) + "\n")
     out = tmp_path / "scoring.json"
     assert main([str(labels), str(games), "--network", "none", "--doubts", "0,0.5",
-                 "--rollouts", "1000", "--json", str(out)]) == 0
+                 "--rollouts", "1000", "--count", count, "--json", str(out)]) == 0
     table = capsys.readouterr().out
     assert "| own_doubt |" in table and "\n| 0.5 | 100.0% of 1 " in table
+    searches = "one search of each colour to move" if count == "both" else \
+        "one search of the side to move"
+    assert f"{searches}, 1000 rollouts each" in table
     stats = json.loads(out.read_text())["stats"]
     assert stats["0.5"] == {"win_big": 1, "n_big": 1, "win_all": 1, "n_all": 1,
                             "dead_same": 1, "n_dead": 1}

@@ -19,7 +19,7 @@ from engine.board import BLACK, COLOR, PASS, WHITE, area_score
 from engine.config import EngineConfig
 from engine.features import LEGAL
 from engine.game import format_score
-from engine.player import PLAY_ON, Player
+from engine.player import PLAY_ON, Player, count_ownership
 from engine.search import Candidate, SearchResult
 
 SGF = Path(__file__).parent.parent / "data" / "sgf"
@@ -377,6 +377,30 @@ def test_the_ownership_network_decides_where_the_playouts_doubt(doubt, dead, sco
     po = result.playouts[h5]
     assert result.ownership[h5] == (-1.0 if abs(po) < doubt else po)
     assert result.playout_ownership is result.playouts
+
+
+def test_the_count_judges_each_chain_with_its_opponent_first():
+    """count_ownership: a chain takes the mean, over its stones, of the
+    search in which its opponent moved first (a black chain White's, a
+    white chain Black's); every other point the mean of the two searches."""
+    from engine.board import Board
+    board = Board.from_ascii("""
+        . . .
+        X X O
+        . O .
+    """)
+    a1, b1, c1 = board.at("A1"), board.at("B1"), board.at("C1")
+    a2, b2, c2 = board.at("A2"), board.at("B2"), board.at("C2")
+    black_first = np.zeros(board.b.shape[1])
+    white_first = np.zeros(board.b.shape[1])
+    black_first[[a2, b2, c2, b1, a1]] = [1.0, 0.8, 0.6, 0.2, 0.4]
+    white_first[[a2, b2, c2, b1, a1]] = [-0.9, -0.5, -1.0, -0.6, 0.0]
+    own = count_ownership(board, black_first, white_first)
+    assert own[a2] == own[b2] == pytest.approx(-0.7)      # X A2-B2: White first
+    assert own[c2] == pytest.approx(0.6)                  # O C2: Black first
+    assert own[b1] == pytest.approx(0.2)                  # O B1: Black first
+    assert own[a1] == pytest.approx(0.2)                  # empty: the mean
+    assert own[c1] == 0.0
 
 
 def _result_with(move, winrate: float, own, candidates=()) -> SearchResult:
