@@ -313,15 +313,25 @@ class Player:
         return result.move
 
     def _count_after_pass(self, c: int) -> tuple[float, np.ndarray]:
-        """(margin for ``c``, ownership) by the count that final_score and
-        final_status_list give once ``c`` has passed (``_count``), kept for
-        them.  The genmove search's own ownership can differ: its tree, sure
-        that the pass ends the game, leaves the fight to random playouts,
-        where the opponent's killing move is rarely found."""
+        """(margin for ``c``, ownership) once ``c`` has passed: a short
+        search of the position after the pass, the opponent to move, kept
+        for the reports that follow.  Every chain is judged with the
+        opponent moving first: ``c``'s own as final_score's count judges
+        them (``_count``), the opponent's more warily than the count, which
+        lets ``c`` move first against them; so a pass back that wins here
+        wins the count too, and on an unfinished board, where the opponent
+        could still rescue a group, ``c`` plays on instead (under area
+        rules a move in one's own area costs nothing).  The genmove
+        search's own ownership can differ: its tree, sure that the pass
+        ends the game, leaves the fight to random playouts, where the
+        opponent's killing move is rarely found."""
         after = self.game.board.copy()
         after.play(PASS, c)
-        own, _ = self._count(after, (PASS,) + self.history())
-        return self._margin(c, own), own
+        result = self.search.run(after, self.game.komi,
+                                 max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
+                                 history=(PASS,) + self.history())
+        self._ownership = (position_key(after), result)
+        return self._margin(c, result.ownership), result.ownership
 
     def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
         """When the player must play on but the search liked a pass best:
@@ -497,7 +507,7 @@ class Player:
 
     def _count(self, board: Board, history: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """(ownership, playout ownership) of ``board`` as the game's count
-        reads it (final_score, final_status_list, the pass decision): the
+        reads it (final_score, final_status_list, pass_faults): the
         two ``count_searches`` combined by ``count_ownership``; the playout
         ownership is the mean of the two searches'.  One count per position
         and komi, whoever is to move."""

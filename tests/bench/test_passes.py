@@ -45,16 +45,20 @@ def finished_record(path: Path, first: str) -> Path:
 
 def test_flags_the_pass_with_borders_open(capsys, tmp_path) -> None:
     """The game of the case study: White (the engine) passed at move 66
-    with its upper-left group unsettled and at move 88 with the count lost;
-    Black's final pass, answering a pass with the count won, is fine."""
+    with its upper-left group unsettled.  The later passes (88, 89) are not
+    asserted: they end the game on a seki in the upper left (13 white
+    stones and 3 black share the liberties A9 and B8), which the light
+    playouts leave at 0.5-0.65 for Black, so the count names W+6.5 (the
+    true area count) or B+21.5 (the seki called dead, as the game's
+    referee did) depending on the seed (test_player's xfail)."""
     out = tmp_path / "found.json"
     rc = passes.main([str(SGF / "pass-at-move-66-vs-pachi-9x9.sgf"), "--json", str(out)])
     assert rc == 1
     found = json.loads(out.read_text())
     assert found["passes"] == 3
-    assert [(f["move"], f["color"]) for f in found["premature"]] == [(66, "w"), (88, "w")]
-    assert "the count loses by 21.5" in found["premature"][1]["faults"]
-    assert "2 premature" in capsys.readouterr().out
+    first = found["premature"][0]
+    assert (first["move"], first["color"]) == (66, "w")
+    assert "stones still in a fight" in first["faults"]
 
 
 def test_finished_game_passes_are_fine(tmp_path) -> None:
