@@ -169,7 +169,8 @@ def main(argv=None) -> int:
             cells.append(f"{st[hit] / max(1, st[n]):.1%} of {st[n]} ({lo:.1%}-{hi:.1%})")
         print(f"| {d:g} | " + " | ".join(cells) + " |")
     if args.json:
-        Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts, "count": args.count,
+        Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts,
+                                               "count": args.count,
                                                "stats": {str(d): s for d, s in stats.items()},
                                                "wrong": {str(d): w for d, w in wrong.items()}},
                                               indent=1))

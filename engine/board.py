@@ -761,6 +761,16 @@ class Board:
             q = int(self.b[NEXT, q])
         return stones
 
+    def chains(self):
+        """Every chain on the board once, as its stones (``chain``), in the
+        order of their first stone in ``points``."""
+        seen: set[int] = set()
+        for p in self.points():
+            if self.b[COLOR, p] in (BLACK, WHITE) and p not in seen:
+                stones = self.chain(p)
+                seen.update(stones)
+                yield stones
+
     @property
     def to_move(self) -> int:
         return int(self.s[S_TO_MOVE])

@@ -59,13 +59,9 @@ def count_ownership(board: Board, black_first: np.ndarray, white_first: np.ndarr
     search of the side to move alone and 96.7% for the owner moving first
     (README, "Ownership network")."""
     out = (black_first + white_first) / 2
-    seen: set[int] = set()
-    for p in board.points():
-        k = board.color(p)
-        if k in (BLACK, WHITE) and p not in seen:
-            chain = board.chain(p)
-            seen.update(chain)
-            out[chain] = np.mean((white_first if k == BLACK else black_first)[chain])
+    for chain in board.chains():
+        opponent_first = white_first if board.color(chain[0]) == BLACK else black_first
+        out[chain] = np.mean(opponent_first[chain])
     return out
 
 
@@ -523,14 +519,9 @@ class Player:
         """``own`` with every stone given its chain's mean: a chain lives or
         dies as a whole, while the blend of playouts and network takes the
         network's word on some of its points and the playouts' on others."""
-        board = self.game.board
         out = own.copy()
-        seen: set[int] = set()
-        for p in board.points():
-            if board.color(p) in (BLACK, WHITE) and p not in seen:
-                chain = board.chain(p)
-                seen.update(chain)
-                out[chain] = np.mean(own[chain])
+        for chain in self.game.board.chains():
+            out[chain] = np.mean(own[chain])
         return out
 
     def _dead_stones(self, own: np.ndarray) -> list[int]:

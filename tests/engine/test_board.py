@@ -1028,3 +1028,13 @@ def test_playable_is_no_own_eye_and_legal():
                          and kb.playable(board.b, board.s, p, c)]
                 board.play(rng.choice(moves) if moves else PASS, c)
     assert min(seen.values()) > 10, seen
+
+
+def test_chains_lists_every_chain_once():
+    board = Board.from_ascii("""
+        X X .
+        O . X
+        O O X
+    """)
+    names = [sorted(board.name(p) for p in chain) for chain in board.chains()]
+    assert names == [["A3", "B3"], ["A1", "A2", "B1"], ["C1", "C2"]]
