@@ -46,11 +46,11 @@ def finished_record(path: Path, first: str) -> Path:
 def test_flags_the_pass_with_borders_open(capsys, tmp_path) -> None:
     """The game of the case study: White (the engine) passed at move 66
     with its upper-left group unsettled.  The later passes (88, 89) are not
-    asserted: they end the game on a seki in the upper left (13 white
-    stones and 3 black share the liberties A9 and B8), which the light
-    playouts leave at 0.5-0.65 for Black, so the count names W+6.5 (the
-    true area count) or B+21.5 (the seki called dead, as the game's
-    referee did) depending on the seed (test_player's xfail)."""
+    asserted: the game ends with that group dead in a false seki (its
+    shared liberties A9 and B8 look like a seki's, but Black's sacrifice
+    at B8 leaves White a squared four: test_player's
+    test_a_false_seki_is_counted_dead), which the count finds for most
+    seeds but not all."""
     out = tmp_path / "found.json"
     rc = passes.main([str(SGF / "pass-at-move-66-vs-pachi-9x9.sgf"), "--json", str(out)])
     assert rc == 1
