@@ -31,7 +31,9 @@ Reported per doubt:
   the games where GNU Go's count equals the record's result.
 
 ``--json FILE`` also lists, per doubt, the games counted for the loser
-(file, the record's result, the engine's count, the record's rules).
+(file, the record's result, the engine's count, the record's rules) and
+the games whose dead-stone list differs from GNU Go's where GNU Go's count
+is the record's (the stones only the engine, and only GNU Go, calls dead).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def main(argv=None) -> int:
     stats = {d: {"win_big": 0, "n_big": 0, "win_all": 0, "n_all": 0, "dead_same": 0,
                  "n_dead": 0} for d in doubts}
     wrong: dict[float, list[dict]] = {d: [] for d in doubts}   # games counted for the loser
+    differs: dict[float, list[dict]] = {d: [] for d in doubts}  # dead stones not GNU Go's
     started = time.time()
     for k, (path, label) in enumerate(games):
         player.loadsgf(str(path))
@@ -149,8 +152,12 @@ def main(argv=None) -> int:
                 st["win_big"] += right
             if gnugo_right:
                 st["n_dead"] += 1
-                st["dead_same"] += sorted(board.name(p) for p in player._dead_stones(own)) \
-                    == gnugo_dead
+                dead = sorted(board.name(p) for p in player._dead_stones(own))
+                st["dead_same"] += dead == gnugo_dead
+                if dead != gnugo_dead:
+                    differs[d].append({"game": str(path), "result": label["result"],
+                                       "engine_only": sorted(set(dead) - set(gnugo_dead)),
+                                       "gnugo_only": sorted(set(gnugo_dead) - set(dead))})
         if (k + 1) % 50 == 0:
             print(f"{k + 1} games, {(time.time() - started) / (k + 1):.2f} s a game",
                   file=sys.stderr)
@@ -172,7 +179,9 @@ def main(argv=None) -> int:
         Path(args.json).write_text(json.dumps({"games": len(games), "rollouts": args.rollouts,
                                                "count": args.count,
                                                "stats": {str(d): s for d, s in stats.items()},
-                                               "wrong": {str(d): w for d, w in wrong.items()}},
+                                               "wrong": {str(d): w for d, w in wrong.items()},
+                                               "dead_differs": {str(d): w
+                                                                for d, w in differs.items()}},
                                               indent=1))
     player.close()
     return 0

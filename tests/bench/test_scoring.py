@@ -58,6 +58,28 @@ def test_games_counted_for_the_loser_are_listed(tmp_path, capsys) -> None:
          "rules": "japanese"}]}
 
 
+@pytest.mark.skipif(not DEFAULT_OWNERSHIP.is_file(), reason="no shipped ownership network")
+def test_dead_stone_lists_unlike_gnugos_are_listed(tmp_path, capsys) -> None:
+    """A label whose GNU Go count is the record's but whose dead-stone list
+    leaves out the stone the engine calls dead (B3) is a disagreement: the
+    JSON names the game and the stones on each side."""
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / "counted.sgf").write_text(_walls_game("W+15.5"))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"source": "counted.sgf", "result": "W+15.5", "agrees": True,
+                                  "dead": ["J9"], "score": -15.5,
+                                  "owner": ("X" * 4 + "O" * 5) * 9}) + "\n")
+    out = tmp_path / "scoring.json"
+    assert main([str(labels), str(games), "--network", "none", "--doubts", "0.5",
+                 "--rollouts", "1000", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["stats"]["0.5"]["dead_same"] == 0
+    assert result["dead_differs"] == {"0.5": [
+        {"game": str(games / "counted.sgf"), "result": "W+15.5", "engine_only": ["B3"],
+         "gnugo_only": ["J9"]}]}
+
+
 def test_errors_exit_2(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main([str(tmp_path / "none.jsonl"), str(tmp_path)])
