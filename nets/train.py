@@ -115,6 +115,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--optimizer", choices=("sgd", "adam"), default=None,
                     help="default: sgd, or the checkpoint's when resuming")
     ap.add_argument("--weight-decay", type=float, default=0.0)
+    ap.add_argument("--clip-grad", type=float, default=None, metavar="NORM",
+                    help="scale each step's gradient down to this global L2 norm where it "
+                         "is larger (guards Adam against loss spikes; default: no clipping)")
     ap.add_argument("--halve-at", default=None,
                     help="comma-separated steps where the lr halves (default: steps/2, "
                          "3*steps/4; 'none' for a constant lr)")
@@ -155,6 +158,8 @@ def check_options(args: argparse.Namespace) -> None:
     """TrainError naming the first option out of its range."""
     if args.lr is not None and not (math.isfinite(args.lr) and args.lr > 0):
         raise TrainError(f"--lr must be a positive number, got {args.lr}")
+    if args.clip_grad is not None and not (math.isfinite(args.clip_grad) and args.clip_grad > 0):
+        raise TrainError(f"--clip-grad must be a positive number, got {args.clip_grad}")
     if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0):
         raise TrainError(f"--weight-decay must be a number >= 0, got {args.weight_decay}")
     for name in ("val_positions", "positions_per_game", "threads", "checkpoint_every"):
@@ -581,7 +586,8 @@ def train(args: argparse.Namespace) -> dict:
             "init_trunk": trunk_from,
             "train_state": {"step": step, "seed": args.seed, "optimizer": args.optimizer,
                             "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
-                            "world_size": world, "positions_per_game": args.positions_per_game},
+                            "world_size": world, "positions_per_game": args.positions_per_game,
+                            "clip_grad": args.clip_grad},
         }
         if result is not None:
             meta["accuracy"] = {k: result[k] for k in ACCURACY_KEYS + ("val_loss", "val_positions")
@@ -640,7 +646,7 @@ def train(args: argparse.Namespace) -> dict:
             lr = lr_at(step, base_lr, halvings)
             for g in opt.param_groups:
                 g["lr"] = lr
-            loss = train_step(net, opt, *next(it), device, autocast, loss_fn)
+            loss = train_step(net, opt, *next(it), device, autocast, loss_fn, args.clip_grad)
             step += 1
             loss_sum += loss.detach()
             loss_n += 1
@@ -717,11 +723,12 @@ def masked_cross_entropy(logits: torch.Tensor, y: torch.Tensor, x: torch.Tensor)
 
 
 def train_step(net, opt, x, y, c, device, autocast,
-               loss_fn=lambda logits, y, x: F.cross_entropy(logits, y)) -> torch.Tensor:
+               loss_fn=lambda logits, y, x: F.cross_entropy(logits, y),
+               clip: float | None = None) -> torch.Tensor:
     """One optimiser step on a batch (x uint8 planes, y targets: moves for
     the policy, owners for the ownership net; c colours); returns the loss
     ``loss_fn(logits, y, x)`` (a tensor: reading it would wait for the
-    device)."""
+    device). ``clip`` caps the gradient's global L2 norm."""
     x = x.to(device, non_blocking=True).float()
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
@@ -730,6 +737,8 @@ def train_step(net, opt, x, y, c, device, autocast,
     loss = loss_fn(logits.float(), y, x)
     opt.zero_grad(set_to_none=True)
     loss.backward()
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
     opt.step()
     return loss
 

@@ -72,6 +72,35 @@ def test_sgd_schedule_halves() -> None:
     assert T.lr_at(99, 0.128, [50, 75]) == 0.032
 
 
+def test_clip_grad_caps_the_step() -> None:
+    """With plain SGD at lr 1, a step moves the weights by the gradient
+    itself: clipped to norm 0.01 the move is 0.01 long, unclipped far longer."""
+    from contextlib import nullcontext
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 3)
+
+        def forward(self, x, c):
+            return self.lin(x)
+
+    x = torch.full((8, 4), 50, dtype=torch.uint8)
+    y = torch.zeros(8, dtype=torch.long)
+    c = torch.zeros(8, dtype=torch.long)
+    moved = {}
+    for clip in (None, 0.01):
+        torch.manual_seed(0)
+        net = Net()
+        before = torch.cat([p.detach().flatten().clone() for p in net.parameters()])
+        opt = torch.optim.SGD(net.parameters(), lr=1.0)
+        T.train_step(net, opt, x, y, c, "cpu", nullcontext, clip=clip)
+        after = torch.cat([p.detach().flatten() for p in net.parameters()])
+        moved[clip] = float((after - before).norm())
+    assert moved[0.01] == pytest.approx(0.01, rel=1e-3)
+    assert moved[None] > 1.0
+
+
 def test_resume_continues_the_step_count_exactly(cache, tmp_path) -> None:
     common = ["--data", str(cache), "--eval-every", "5", "--halve-at", "8", *TINY]
     straight = tmp_path / "straight"
@@ -130,7 +159,7 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
 @pytest.mark.parametrize("option, value", [
     ("--lr", "nan"), ("--lr", "-1"), ("--weight-decay", "inf"), ("--val-positions", "-5"),
     ("--positions-per-game", "0"), ("--threads", "0"), ("--checkpoint-every", "0"),
-    ("--workers", "-1")])
+    ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])
