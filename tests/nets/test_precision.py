@@ -2,7 +2,8 @@
 bf16 keeping the network's opinion: on 2,000 positions the shipped net picks
 the same top move in bf16 as in float32 at least 99% of the time, and its
 accuracy moves by at most 0.3 points (the README has the figures on
-test19)."""
+test19).  A CPU without bf16 instructions emulates it some 20 times slower
+than float32 (and "auto" never picks it there): it checks 200 positions."""
 
 from __future__ import annotations
 
@@ -73,9 +74,10 @@ def _self_play_positions(ev: PolicyEvaluator, games: int = 20, moves: int = 100,
 
 
 def test_bf16_keeps_the_networks_choices() -> None:
+    games = 20 if resolve("auto", CPU)[0] == "bf16" else 2
     ev = PolicyEvaluator(DEFAULT_WEIGHTS, device="cpu", threads=1, precision="fp32")
-    x, c, played = _self_play_positions(ev)
-    assert len(played) == 2000
+    x, c, played = _self_play_positions(ev, games=games)
+    assert len(played) == 100 * games
     best = {}
     for precision in ("fp32", "bf16"):
         ev.precision = precision
@@ -84,4 +86,4 @@ def test_bf16_keeps_the_networks_choices() -> None:
     same = float((best["fp32"] == best["bf16"]).mean())
     accuracy = {p: float((b == played).mean()) for p, b in best.items()}
     assert same >= 0.99, same
-    assert abs(accuracy["fp32"] - accuracy["bf16"]) <= 0.003, accuracy
+    assert abs(accuracy["fp32"] - accuracy["bf16"]) <= max(0.003, 1 / len(played)), accuracy
