@@ -115,9 +115,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--optimizer", choices=("sgd", "adam"), default=None,
                     help="default: sgd, or the checkpoint's when resuming")
     ap.add_argument("--weight-decay", type=float, default=0.0)
-    ap.add_argument("--clip-grad", type=float, default=None, metavar="NORM",
+    ap.add_argument("--clip-grad", default=None, metavar="NORM",
                     help="scale each step's gradient down to this global L2 norm where it "
-                         "is larger (guards Adam against loss spikes; default: no clipping)")
+                         "is larger (guards Adam against loss spikes); 'none' turns it off "
+                         "(default: none, or the checkpoint's when resuming)")
     ap.add_argument("--halve-at", default=None,
                     help="comma-separated steps where the lr halves (default: steps/2, "
                          "3*steps/4; 'none' for a constant lr)")
@@ -158,8 +159,15 @@ def check_options(args: argparse.Namespace) -> None:
     """TrainError naming the first option out of its range."""
     if args.lr is not None and not (math.isfinite(args.lr) and args.lr > 0):
         raise TrainError(f"--lr must be a positive number, got {args.lr}")
-    if args.clip_grad is not None and not (math.isfinite(args.clip_grad) and args.clip_grad > 0):
-        raise TrainError(f"--clip-grad must be a positive number, got {args.clip_grad}")
+    if args.clip_grad not in (None, "none"):
+        try:
+            norm = float(args.clip_grad)
+        except ValueError:
+            norm = math.nan
+        if not (math.isfinite(norm) and norm > 0):
+            raise TrainError(f"--clip-grad must be a positive number or 'none', "
+                             f"got {args.clip_grad}")
+        args.clip_grad = norm
     if not (math.isfinite(args.weight_decay) and args.weight_decay >= 0):
         raise TrainError(f"--weight-decay must be a number >= 0, got {args.weight_decay}")
     for name in ("val_positions", "positions_per_game", "threads", "checkpoint_every"):
@@ -504,6 +512,10 @@ def train(args: argparse.Namespace) -> dict:
         base_lr = float(state["base_lr"])
     else:
         base_lr = 0.001 * args.batch if args.optimizer == "sgd" else 0.001
+    if args.clip_grad is None:
+        args.clip_grad = state.get("clip_grad")
+    elif args.clip_grad == "none":
+        args.clip_grad = None
     if args.halve_at is None and "halve_at" in state:
         halvings = [int(h) for h in state["halve_at"]]
     else:
@@ -615,8 +627,9 @@ def train(args: argparse.Namespace) -> dict:
             + (f"labels {args.labels} ({label_counts['used']} games used, "
                f"{label_counts['disagree']} disagreeing with the record left out); "
                if task == "ownership" else "") +
-            f"{args.optimizer} lr {base_lr:g}, halved at {halvings or 'never'}; "
-            f"features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})")
+            f"{args.optimizer} lr {base_lr:g}, halved at {halvings or 'never'}"
+            + (f", gradient norm clipped at {args.clip_grad:g}" if args.clip_grad else "")
+            + f"; features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})")
 
     def run_eval(train_loss):
         result = evaluate_fn(model, val, device, autocast)

@@ -159,13 +159,28 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
 @pytest.mark.parametrize("option, value", [
     ("--lr", "nan"), ("--lr", "-1"), ("--weight-decay", "inf"), ("--val-positions", "-5"),
     ("--positions-per-game", "0"), ("--threads", "0"), ("--checkpoint-every", "0"),
-    ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan")])
+    ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan"),
+    ("--clip-grad", "off")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])
     assert code == 2
     assert f"error: {option} must be" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_resume_keeps_the_clip_unless_told(cache, tmp_path, capsys) -> None:
+    """A resumed run clips as its checkpoint did; --clip-grad none stops it."""
+    run = tmp_path / "run"
+    common = ["--data", str(cache), "--out", str(run), "--eval-every", "1000", *TINY]
+    assert T.main([*common, "--steps", "2", "--clip-grad", "5"]) == 0
+    assert "gradient norm clipped at 5" in capsys.readouterr().err
+    assert T.main([*common, "--steps", "3", "--resume"]) == 0
+    assert "gradient norm clipped at 5" in capsys.readouterr().err
+    assert load_checkpoint(run / "last.pt").metadata["train_state"]["clip_grad"] == 5.0
+    assert T.main([*common, "--steps", "4", "--resume", "--clip-grad", "none"]) == 0
+    assert "clipped" not in capsys.readouterr().err
+    assert load_checkpoint(run / "last.pt").metadata["train_state"]["clip_grad"] is None
 
 
 def test_minutes_stop_a_run_that_resume_from_continues(cache, tmp_path) -> None:
