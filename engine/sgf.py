@@ -26,6 +26,7 @@ class SgfRecord:
     moves: list[tuple[int, tuple[int, int] | None]]     # None is a pass
     to_move: int                                        # after the setup
     handicap: int = 0
+    result: str = ""                                    # RE as written ("B+R", "W+2.5")
 
 
 def parse(data: bytes, name: str = "<sgf>") -> SgfRecord:
@@ -39,6 +40,7 @@ def parse(data: bytes, name: str = "<sgf>") -> SgfRecord:
         size = game.get_size()
         komi = float(game.get_komi())
         handicap = game.get_handicap() or 0
+        result = root.get("RE") if root.has_property("RE") else ""
         black, white, empty = root.get_setup_stones()
         setup = [(BLACK, (c, r)) for r, c in sorted(black)]
         setup += [(WHITE, (c, r)) for r, c in sorted(white)]
@@ -56,7 +58,7 @@ def parse(data: bytes, name: str = "<sgf>") -> SgfRecord:
             to_move = WHITE if black and not white else BLACK
     except (ValueError, KeyError) as e:
         raise ValueError(f"malformed SGF file {name}: {e}") from None
-    return SgfRecord(size, komi, setup, moves, to_move, handicap)
+    return SgfRecord(size, komi, setup, moves, to_move, handicap, result.strip())
 
 
 MAX_SGF_BYTES = 16 << 20

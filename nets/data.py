@@ -22,6 +22,11 @@ Cache layout (``np.savez_compressed``, no pickled objects)::
     offsets     int64 (games + 1,)    game g's moves are moves[offsets[g]:offsets[g+1]]
     ranks       int8  (games, 2)      dan rank 1..9 of black, white
     komi        float32 (games,)
+    winner      int8  (games,)        1 black won, 2 white won, 0 no winner (draw, void,
+                                      no or unreadable RE)
+    how         int8  (games,)        how the game ended: HOW_* (count, resignation, time,
+                                      forfeit, unknown)
+    margin      float32 (games,)      the winner's margin in points where counted, else 0
     val         bool  (games,)        validation game (the split is by game)
     source      bytes (games,)        path of the SGF file relative to DATA_DIR
     summary     JSON text             counts, what was skipped and why, ...
@@ -43,7 +48,15 @@ times 100 (``KM[650]`` = 6.5) and counts ``KM[375]`` in stones (3.75 stones =
 7.5 points): any ``|KM| >= 100`` is divided by 100 and the resulting 3.75 read
 as 7.5.  KGS games with komi 0.5 or negative komi (games between players of
 different rank) are even games all the same and are kept with their komi
-as written; the policy net does not see komi.
+as written; the policy net does not see komi, the value net does.  A komi
+of exactly 0 is Fox's "unknown" (no even game between strong players is
+played without komi), so such games give no value targets (see
+:meth:`GameCache.value_games`).
+
+Results (``RE``): ``B+R``/``W+Resign`` resignation, ``B+T`` time,
+``B+F`` forfeit, ``W+2.5`` a count, ``0``/``Draw``/``Void``/``?`` or none no
+winner.  A cache of version 1 (before results were kept) still loads, with
+no winner for any game.
 
 Validation split: a game is a validation game when the CRC-32 of its relative
 path, as a fraction of 2^32, is below ``--val-fraction`` (default 0.01): the
@@ -87,7 +100,10 @@ from engine.board import (NROWS, NSCALARS, PASS, S_TO_MOVE, ZOBRIST, clear, is_l
 from engine.features import N_PLANES, compute_planes, make_scratch
 
 FORMAT = "delayed-go-games"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READS_VERSIONS = (1, 2)
+HOW_COUNT, HOW_RESIGN, HOW_TIME, HOW_FORFEIT, HOW_UNKNOWN = range(5)
+HOW_NAMES = ("count", "resign", "time", "forfeit", "unknown")
 DEFAULT_RANK = 9
 DEFAULT_VAL_FRACTION = 0.01
 
@@ -152,6 +168,32 @@ def root_ranks(data: bytes) -> tuple[str, str]:
         if not found[k]:
             found[k] = value.decode("utf-8", errors="replace").strip()
     return found["BR"], found["WR"]
+
+
+_RESULT = re.compile(r"([BW])\s*\+\s*(.*)", re.S)
+
+
+def parse_result(text: str | None) -> tuple[int, int, float]:
+    """(winner, how, margin) of an SGF ``RE`` value: winner 1 black, 2 white,
+    0 none; how one of HOW_*; margin the points of a count (else 0)."""
+    m = _RESULT.fullmatch((text or "").strip().upper())
+    if not m:
+        return 0, HOW_UNKNOWN, 0.0
+    winner = 1 if m.group(1) == "B" else 2
+    rest = m.group(2).strip()
+    if rest.startswith("R"):
+        return winner, HOW_RESIGN, 0.0
+    if rest.startswith("T"):
+        return winner, HOW_TIME, 0.0
+    if rest.startswith("F"):
+        return winner, HOW_FORFEIT, 0.0
+    try:
+        margin = float(rest)
+    except ValueError:
+        return winner, HOW_UNKNOWN, 0.0
+    if not math.isfinite(margin) or margin <= 0:
+        return winner, HOW_UNKNOWN, 0.0
+    return winner, HOW_COUNT, margin
 
 
 def normalise_komi(komi: float) -> float:
@@ -288,6 +330,9 @@ class GameCache:
     val: np.ndarray
     source: np.ndarray
     summary: dict
+    winner: np.ndarray
+    how: np.ndarray
+    margin: np.ndarray
 
     @property
     def n_games(self) -> int:
@@ -319,6 +364,14 @@ class GameCache:
             return np.arange(e - a)
         return np.flatnonzero(self.moves[a:e] != self.size * self.size)
 
+    def value_games(self) -> np.ndarray:
+        """Bool (games,): the games whose result teaches a value net: a
+        winner by count or resignation, with a known komi (not 0, Fox's
+        "unknown").  Games won on time or by forfeit say little about the
+        position and are left out."""
+        return ((self.winner > 0) & ((self.how == HOW_COUNT) | (self.how == HOW_RESIGN))
+                & (self.komi != 0))
+
     def nonpass_counts(self) -> np.ndarray:
         """Non-pass moves per game."""
         counts = getattr(self, "_nonpass", None)
@@ -336,7 +389,8 @@ class GameCache:
 
 def save_cache(path, *, size: int, games: list[dict], summary: dict) -> None:
     """Write a cache; games: dicts with moves, colours (arrays), ranks
-    (black, white), komi, val, source."""
+    (black, white), komi, val, source, and winner, how, margin (optional:
+    no winner when absent)."""
     lengths = [len(g["moves"]) for g in games]
     offsets = np.zeros(len(games) + 1, np.int64)
     offsets[1:] = np.cumsum(lengths)
@@ -351,6 +405,9 @@ def save_cache(path, *, size: int, games: list[dict], summary: dict) -> None:
         moves=cat("moves", np.int16), colours=cat("colours", np.int8), offsets=offsets,
         ranks=np.array([g["ranks"] for g in games], np.int8).reshape(-1, 2),
         komi=np.array([g["komi"] for g in games], np.float32),
+        winner=np.array([g.get("winner", 0) for g in games], np.int8),
+        how=np.array([g.get("how", HOW_UNKNOWN) for g in games], np.int8),
+        margin=np.array([g.get("margin", 0.0) for g in games], np.float32),
         val=np.array([g["val"] for g in games], bool),
         source=np.array([g["source"].encode("utf-8") for g in games], dtype=np.bytes_)
         if games else np.zeros(0, "S1"),
@@ -367,17 +424,21 @@ def load_cache(path) -> GameCache:
         with np.load(path, allow_pickle=False) as z:
             if "format" not in z.files or str(z["format"]) != FORMAT:
                 raise DataError(f"{path} is not a {FORMAT} cache")
-            if int(z["version"]) != FORMAT_VERSION:
+            if int(z["version"]) not in READS_VERSIONS:
                 raise DataError(f"cache {path} has version {int(z['version'])}, "
-                                f"this program reads {FORMAT_VERSION}")
+                                f"this program reads {READS_VERSIONS}")
             d = {k: z[k] for k in z.files}
     except DataError:
         raise
     except Exception as e:  # zip/npy errors come in many types
         raise DataError(f"cannot read game cache {path}: {e}") from None
+    n = len(d["komi"])
     cache = GameCache(path, int(d["size"]), d["moves"], d["colours"], d["offsets"],
                       d["ranks"], d["komi"], d["val"], d["source"],
-                      json.loads(str(d["summary"])))
+                      json.loads(str(d["summary"])),
+                      d.get("winner", np.zeros(n, np.int8)),
+                      d.get("how", np.full(n, HOW_UNKNOWN, np.int8)),
+                      d.get("margin", np.zeros(n, np.float32)))
     if cache.n_games == 0:
         raise DataError(f"game cache {path} holds no games")
     return cache
@@ -449,7 +510,9 @@ def read_game(path: str, size: int = 19) -> tuple[str, dict | None]:
         return "illegal move", None
     br, wr = root_ranks(data)
     rb, rw = parse_rank(br), parse_rank(wr)
+    winner, how, margin = parse_result(rec.result)
     return "ok", {"moves": moves, "colours": colours,
+                  "winner": winner, "how": how, "margin": margin,
                   "ranks": (DEFAULT_RANK if rb is None else rb, DEFAULT_RANK if rw is None else rw),
                   "rank_known": (rb is not None, rw is not None),
                   "komi": normalise_komi(rec.komi)}
@@ -545,6 +608,8 @@ def game_counts(games: list[dict], size: int) -> dict:
         "sources": dict(sorted(sources.items())),
         "rank_histogram": {str(r): int(c) for r, c in sorted(
             Counter(int(x) for g in games for x in g["ranks"]).items())},
+        "results": {HOW_NAMES[h]: int(c) for h, c in sorted(
+            Counter(int(g.get("how", HOW_UNKNOWN)) for g in games).items())},
     }
 
 
@@ -561,6 +626,8 @@ def subset_cache(src, out, *, games: int, seed: int = 0) -> dict:
             np.sort(np.random.default_rng(seed).choice(n, size=games, replace=False)))
     kept = [dict(zip(("moves", "colours"), cache.game_moves(g)),
                  ranks=tuple(int(r) for r in cache.ranks[g]), komi=float(cache.komi[g]),
+                 winner=int(cache.winner[g]), how=int(cache.how[g]),
+                 margin=float(cache.margin[g]),
                  val=bool(cache.val[g]), source=cache.source[g].decode("utf-8"))
             for g in pick]
     summary = {**cache.summary, "subset_of": str(src), "subset_seed": seed,
@@ -576,6 +643,8 @@ def describe(summary: dict) -> str:
              f"sources: {s['sources']}",
              f"ranks: {s['rank_histogram']} ({s['ranks_unknown']} unknown -> {s['rank_default']}"
              + (f" in {s['subset_of']}, of which this is a subset)" if "subset_of" in s else ")")]
+    if "results" in s:
+        lines.append(f"results: {s['results']}")
     if s["skipped"]:
         lines.append(f"skipped {sum(s['skipped'].values())}:")
         lines += [f"  {n:7d}  {why}" for why, n in s["skipped"].items()]
@@ -659,6 +728,20 @@ class PositionSampler:
         return (np.array(games, np.int64), np.concatenate(picks).astype(np.int64),
                 np.array(starts, np.int64), syms.astype(np.int64))
 
+    def value_targets(self, games: np.ndarray, col: np.ndarray) -> np.ndarray:
+        """float32 (n, 3) for positions of ``games`` with ``col`` (0 black,
+        1 white) to move: 1 where the player to move won the game, else 0;
+        the weight of that target (1, or 0 for a game whose result teaches
+        nothing, :meth:`GameCache.value_games`); the game's komi."""
+        c = self.cache
+        if getattr(self, "_value_ok", None) is None:
+            self._value_ok = c.value_games().astype(np.float32)
+        out = np.empty((len(games), 3), np.float32)
+        out[:, 0] = c.winner[games] == col + 1
+        out[:, 1] = self._value_ok[games]
+        out[:, 2] = c.komi[games]
+        return out
+
     def batch(self, n: int, step: int = 0, info: bool = False):
         """(x, y, color); with info=True also a dict of arrays ``game``,
         ``move`` (move number in the game) and ``sym`` per position."""
@@ -678,11 +761,17 @@ class PositionSampler:
         return x, y, col
 
 
-def fixed_positions(cache: GameCache, games, n: int, seed: int = 12345, passes: bool = False):
-    """A fixed set of n positions (no symmetry), e.g. for validation."""
+def fixed_positions(cache: GameCache, games, n: int, seed: int = 12345, passes: bool = False,
+                    values: bool = False):
+    """A fixed set of n positions (no symmetry), e.g. for validation:
+    (x, y, color), and the value targets (:meth:`PositionSampler.value_targets`)
+    with ``values``."""
     sampler = PositionSampler(cache, games, positions_per_game=4, symmetries=False,
                               seed=seed, stream=1 << 20, passes=passes)
-    return sampler.batch(min(n, sampler.positions), 0)
+    x, y, c, where = sampler.batch(min(n, sampler.positions), 0, info=True)
+    if values:
+        return x, y, c, sampler.value_targets(where["game"], c)
+    return x, y, c
 
 
 try:
@@ -695,16 +784,18 @@ except ImportError:  # the cache builder runs without torch
 
 class PositionDataset(IterableDataset):
     """An endless stream of ready-made batches ``(x uint8, y, color)`` as
-    torch tensors, for ``DataLoader(dataset, batch_size=None,
-    num_workers=W)``: batch number ``start_step + i`` comes i-th whatever
-    the number of workers (worker w makes the batches i = w mod W, and the
-    DataLoader takes one from each worker in turn)."""
+    torch tensors (with ``values``, a fourth: the value targets of
+    :meth:`PositionSampler.value_targets`), for ``DataLoader(dataset,
+    batch_size=None, num_workers=W)``: batch number ``start_step + i`` comes
+    i-th whatever the number of workers (worker w makes the batches i = w
+    mod W, and the DataLoader takes one from each worker in turn)."""
 
     def __init__(self, cache: GameCache, games, batch_size: int, *, start_step: int = 0,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
-                 stream: int = 0, passes: bool = False):
+                 stream: int = 0, passes: bool = False, values: bool = False):
         self.cache, self.games, self.batch_size = cache, games, batch_size
         self.start_step = start_step
+        self.values = values
         self.kw = dict(positions_per_game=positions_per_game, symmetries=symmetries,
                        seed=seed, stream=stream, passes=passes)
 
@@ -714,8 +805,11 @@ class PositionDataset(IterableDataset):
         sampler = PositionSampler(self.cache, self.games, **self.kw)
         step = self.start_step + wid
         while True:
-            x, y, c = sampler.batch(self.batch_size, step)
-            yield torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c)
+            x, y, c, where = sampler.batch(self.batch_size, step, info=True)
+            batch = (torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c))
+            if self.values:
+                batch += (torch.from_numpy(sampler.value_targets(where["game"], c)),)
+            yield batch
             step += nw
 
 

@@ -74,6 +74,8 @@ class PolicyEvaluator:
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
         self.passes = bool(getattr(self.model, "has_pass", False))
+        #: a value head: evaluate_value gives the probability that the player to move wins
+        self.has_value = bool(getattr(self.model, "has_value", False))
         self.name = str(self.metadata.get("model", cfg.get("name", "policy")))
         self._lock = threading.Lock()
         self._pinned: torch.Tensor | None = None
@@ -105,6 +107,25 @@ class PolicyEvaluator:
             probs = torch.softmax(logits, dim=-1)
             probs = torch.nan_to_num(probs, nan=0.0)     # rows with no legal point
             return probs.cpu().numpy()
+
+    def evaluate_value(self, planes: np.ndarray, colors: np.ndarray,
+                       komi: float) -> tuple[np.ndarray, np.ndarray]:
+        """One forward pass of a network with a value head (``has_value``):
+        ``evaluate``'s probabilities and (batch,) float32 probabilities that
+        the player to move wins with ``komi`` (points given to white)."""
+        if not self.has_value:
+            raise ValueError(f"{self.path} has no value head")
+        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
+            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
+        b = planes.shape[0]
+        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
+        with self._lock, torch.inference_mode():
+            x = self._input(planes)
+            with autocast(self.device, self.precision):
+                logits, value, _ = self.model(x, col.to(self.device), float(komi))
+            logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
+            probs = torch.nan_to_num(torch.softmax(logits, dim=-1), nan=0.0)
+            return probs.cpu().numpy(), torch.sigmoid(value.float()).cpu().numpy()
 
 
 class OwnershipEvaluator(PolicyEvaluator):

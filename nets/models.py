@@ -93,6 +93,11 @@ OWNERSHIP_DEFAULTS = {
 #: Defaults of the ownership net on a residual trunk (``arch = "res_ownership"``).
 RES_OWNERSHIP_DEFAULTS = dict(RES_DEFAULTS, arch="res_ownership", task="ownership", min_size=5)
 
+#: Defaults of the three-headed net (``arch = "res_value"``): res6's trunk
+#: and policy head, plus a value head and an ownership head.
+RES_VALUE_DEFAULTS = dict(RES_DEFAULTS, arch="res_value", value_width=32, value_hidden=64,
+                          min_size=5)
+
 #: Defaults of Clark & Storkey's network (``arch = "tied"``, seed 001).
 TIED_DEFAULTS = {
     "arch": "tied",
@@ -138,6 +143,9 @@ MODELS: dict[str, dict] = {
     # final ownership on res6's trunk, which can start from the policy net's
     # (nets.train --init-trunk nets/weights/res6.pt)
     "res6own": dict(RES_OWNERSHIP_DEFAULTS, blocks=6, width=64),
+    # one trunk, three heads: res6's policy, the probability that the player
+    # to move wins (komi an input), the final owner of each point
+    "res6v": dict(RES_VALUE_DEFAULTS, blocks=6, width=64),
     # Clark & Storkey (2015): 7 convolutions and an output layer, tied filters
     "clark8": dict(TIED_DEFAULTS),
     # the same without tying, for their ablation
@@ -495,6 +503,87 @@ class ResOwnershipNet(ResPolicyNet):
         return self.fp32_head(self.head, F.relu(self.own_hidden(self.trunk(x))))
 
 
+#: komi in points is divided by this before it enters the value head
+KOMI_SCALE = 10.0
+
+
+def komi_to_move(komi, color) -> torch.Tensor:
+    """The komi as the player to move sees it: the points added to its own
+    score (komi for white, minus komi for black); color 0 black, 1 white."""
+    komi = torch.as_tensor(komi, dtype=torch.float32)
+    color = torch.as_tensor(color, device=komi.device)
+    return torch.where(color == 1, komi, -komi)
+
+
+class ResValueNet(ResPolicyNet):
+    """One residual trunk, three heads (AlphaGo's policy and value, GoCNN's
+    ownership), one forward pass:
+
+    - policy: :class:`ResPolicyNet`'s head, unchanged (a res6 checkpoint's
+      trunk and head load into it);
+    - value: a 1x1 convolution to ``value_width`` filters with batch norm
+      and ReLU, their mean and maximum over the board, the komi of the
+      player to move (:func:`komi_to_move`, / KOMI_SCALE), a hidden layer
+      of ``value_hidden`` units and one logit: the probability that the
+      player to move wins.  The pooling makes it work on every board size;
+      the komi input lets one net serve 6.5, 7.5, 0.5 and handicap komi;
+    - ownership: :class:`ResOwnershipNet`'s 3x3 and 5x5 convolutions, the
+      logit that the player to move owns each point at the end.
+
+    ``forward(x, color)`` gives the policy logits as every policy net does
+    (the engine's evaluator, bench.accuracy); ``forward(x, color, komi)``,
+    komi the game's (points given to white; a number or a (b,) tensor),
+    gives ``(policy logits (b, n*n), value logit (b,), ownership logits
+    (b, n*n))``, all from the player to move's side."""
+
+    has_value = True
+
+    def __init__(self, config: dict):
+        super().__init__(dict(RES_VALUE_DEFAULTS, **config))
+        width = int(self.config["width"])
+        vw, vh = int(self.config["value_width"]), int(self.config["value_hidden"])
+        self.value_conv = nn.Conv2d(width, vw, 1, bias=False)
+        self.value_bn = nn.BatchNorm2d(vw)
+        self.value_fc = nn.Linear(2 * vw + 1, vh)
+        self.value_out = nn.Linear(vh, 1)
+        self.own_hidden = nn.Conv2d(width, width, 3, padding=1)
+        self.own_head = nn.Conv2d(width, 2, 5, padding=2)
+        for conv in (self.value_conv, self.own_hidden):
+            nn.init.kaiming_normal_(conv.weight, nonlinearity="relu")
+        nn.init.zeros_(self.own_hidden.bias)
+        nn.init.normal_(self.own_head.weight, std=1.0 / math.sqrt(self.own_head.weight[0].numel()) / 10)
+        nn.init.zeros_(self.own_head.bias)
+        nn.init.normal_(self.value_out.weight, std=0.01)
+        nn.init.zeros_(self.value_out.bias)
+
+    def for_inference(self) -> "ResValueNet":
+        net = super().for_inference()
+        net.value_bn = _fold(net.value_conv, net.value_bn)
+        return net
+
+    def value_logit(self, f: torch.Tensor, komi: torch.Tensor) -> torch.Tensor:
+        """The value logit (b,) from trunk features f and the komi of the
+        player to move (b,), in points."""
+        v = F.relu(self.value_bn(self.value_conv(f)))
+        pooled = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
+        k = (komi.to(pooled.device).float() / KOMI_SCALE).reshape(-1, 1)
+        with torch.autocast(device_type=f.device.type, enabled=False):
+            h = F.relu(self.value_fc(torch.cat([pooled.float(), k], dim=1)))
+            return self.value_out(h).reshape(-1)
+
+    def forward(self, x: torch.Tensor, color, komi=None):
+        if komi is None:
+            return super().forward(x, color)
+        f = self.trunk(x)
+        b = f.shape[0]
+        idx = color_index(color, b, f.device)
+        rows = torch.arange(b, device=f.device)
+        policy = self.fp32_head(self.head, f).reshape(b, 2, -1)[rows, idx]
+        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)[rows, idx]
+        komi = torch.as_tensor(komi, dtype=torch.float32, device=f.device).reshape(-1).expand(b)
+        return policy, self.value_logit(f, komi_to_move(komi, idx)), own
+
+
 #: the parameters a policy net's trunk shares with :class:`ResOwnershipNet`
 TRUNK_PREFIXES = ("stem.", "stem_bn.", "blocks.")
 
@@ -636,6 +725,7 @@ ARCHITECTURES: dict[str, type[nn.Module]] = {
     "res": ResPolicyNet,
     "ownership": OwnershipNet,
     "res_ownership": ResOwnershipNet,
+    "res_value": ResValueNet,
     "tied": TiedNet,
     "dann": DannNet,
 }
@@ -676,6 +766,7 @@ def count_parameters(model: nn.Module) -> int:
 
 __all__ = ["MODELS", "OWNERSHIP_DEFAULTS", "OwnershipNet", "gocnn_planes", "TIED_DEFAULTS",
            "TiedNet", "TiedConv2d", "dihedral", "DANN_DEFAULTS", "DannNet", "RecurrentLayer", "POLICY_DEFAULTS", "RES_DEFAULTS", "ResPolicyNet", "RES_OWNERSHIP_DEFAULTS",
-           "ResOwnershipNet", "TRUNK_PREFIXES", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
+           "ResOwnershipNet", "RES_VALUE_DEFAULTS", "ResValueNet", "KOMI_SCALE",
+           "komi_to_move", "TRUNK_PREFIXES", "TwoSoftmaxNet", "ARCHITECTURES", "model_config", "build_model",
            "model_from_config", "PolicyNet", "PositionBias", "ConvLayer",
            "masked_log_softmax", "legal_mask", "count_parameters", "color_index"]

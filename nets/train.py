@@ -146,6 +146,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--init-trunk", default=None, metavar="CKPT",
                     help="a new run starts its trunk (stem and residual blocks) from a "
                          "trained net's, e.g. res6own from nets/weights/res6.pt")
+    ap.add_argument("--init-from", default=None, metavar="CKPT",
+                    help="a new run starts every tensor that a trained net has under the "
+                         "same name and shape from it, e.g. res6v's trunk and policy head "
+                         "from nets/weights/res6.pt")
+    ap.add_argument("--head-lr-scale", type=float, default=None,
+                    help="value models: the value and ownership heads learn at this multiple "
+                         "of the learning rate (a new head beside a trained trunk; default 1, "
+                         "or the checkpoint's when resuming)")
+    ap.add_argument("--value-weight", type=float, default=None,
+                    help="value models: the weight of the value loss (binary cross-entropy "
+                         "of the game's winner) beside the policy's (default 1, or the "
+                         "checkpoint's when resuming)")
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop after this many minutes at a step boundary, evaluated and "
                          "checkpointed (resume later with --resume)")
@@ -182,8 +194,18 @@ def check_options(args: argparse.Namespace) -> None:
         raise TrainError(f"--late must lie in 0..1, got {args.late}")
     if args.resume_from is not None and not Path(args.resume_from).is_file():
         raise TrainError(f"--resume-from: checkpoint file {args.resume_from} does not exist")
-    if args.init_trunk is not None and not Path(args.init_trunk).is_file():
-        raise TrainError(f"--init-trunk: checkpoint file {args.init_trunk} does not exist")
+    for name in ("init_trunk", "init_from"):
+        path = getattr(args, name)
+        if path is not None and not Path(path).is_file():
+            raise TrainError(f"--{name.replace('_', '-')}: checkpoint file {path} does not exist")
+    if args.init_trunk is not None and args.init_from is not None:
+        raise TrainError("give --init-trunk or --init-from, not both")
+    if args.head_lr_scale is not None and not (math.isfinite(args.head_lr_scale)
+                                               and args.head_lr_scale > 0):
+        raise TrainError(f"--head-lr-scale must be a positive number, got {args.head_lr_scale}")
+    if args.value_weight is not None and not (math.isfinite(args.value_weight)
+                                              and args.value_weight >= 0):
+        raise TrainError(f"--value-weight must be a number >= 0, got {args.value_weight}")
 
 
 def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
@@ -200,6 +222,38 @@ def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
     model.load_state_dict({k: weights[k] for k in names}, strict=False)
     if verbose:
         print(f"trunk from {path}: {len(names)} tensors", file=sys.stderr)
+
+
+def init_from(model: torch.nn.Module, path: str, verbose: bool) -> None:
+    """Copy into ``model`` every tensor (parameters and batch-norm
+    statistics) that the net saved in ``path`` has under the same name and
+    shape; TrainError when there is none."""
+    weights = load_checkpoint(path).weights
+    own = model.state_dict()
+    names = [k for k in own if k in weights and weights[k].shape == own[k].shape]
+    if not names:
+        raise TrainError(f"--init-from: {path} has no tensor of this model's names and shapes")
+    model.load_state_dict({k: weights[k] for k in names}, strict=False)
+    if verbose:
+        fresh = [k for k in own if k not in names]
+        print(f"from {path}: {len(names)} of {len(own)} tensors; new: "
+              f"{', '.join(sorted({k.split('.')[0] for k in fresh})) or 'none'}", file=sys.stderr)
+
+
+#: the parameters of a value model's value and ownership heads (nets.models.ResValueNet)
+HEAD_PREFIXES = ("value_", "own_")
+
+
+def param_groups(model: torch.nn.Module, head_scale: float) -> list[dict]:
+    """The optimiser's parameter groups: one, or with ``head_scale`` != 1
+    the value and ownership heads apart, their learning rate scaled (the
+    ``lr_scale`` entry the training loop reads)."""
+    named = list(model.named_parameters())
+    heads = [p for n, p in named if n.startswith(HEAD_PREFIXES)]
+    if head_scale == 1.0 or not heads:
+        return [{"params": [p for _, p in named], "lr_scale": 1.0}]
+    rest = [p for n, p in named if not n.startswith(HEAD_PREFIXES)]
+    return [{"params": rest, "lr_scale": 1.0}, {"params": heads, "lr_scale": head_scale}]
 
 
 def halve_points(spec: str | None, steps: int) -> list[int]:
@@ -313,7 +367,8 @@ _warned_plot = False
 
 
 #: validation accuracies drawn on the curves, by task (policy, ownership)
-ACCURACY_KEYS = ("top1", "top5", "top10", "point_acc", "acc_early", "acc_middle", "acc_late")
+ACCURACY_KEYS = ("top1", "top5", "top10", "point_acc", "acc_early", "acc_middle", "acc_late",
+                 "value_acc")
 
 
 def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bool:
@@ -338,6 +393,9 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
     if tr:
         a.plot(*zip(*tr), label="train")
     a.plot(steps, [r["val_loss"] for r in rows], label="validation")
+    vl = [(r["step"], r["value_loss"]) for r in rows if r.get("value_loss") is not None]
+    if vl:
+        a.plot(*zip(*vl), label="validation value")
     a.set_xlabel("step")
     a.set_ylabel("loss")
     a.legend()
@@ -366,17 +424,29 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
     """Loss (all points, or the legal ones for a net trained ``masked``)
     and masked top-1/5/10 accuracy on fixed positions (the policy task;
     the ownership task's is nets.ownership.evaluate)."""
-    x_all, y_all, c_all = val
+    x_all, y_all, c_all = val[:3]
+    v_all = val[3] if len(val) > 3 else None
     was_training = model.training
     model.eval()
     n = len(y_all)
     loss_sum, hits = 0.0, {1: 0, 5: 0, 10: 0}
+    v_loss, v_hits, v_n = 0.0, 0.0, 0.0
     for a in range(0, n, batch):
         x = torch.from_numpy(x_all[a:a + batch]).to(device)
         y = torch.from_numpy(y_all[a:a + batch]).to(device)
         c = torch.from_numpy(c_all[a:a + batch]).to(device)
         with autocast():
-            logits = model(x.float(), c)
+            if v_all is None:
+                logits = model(x.float(), c)
+            else:
+                v = torch.from_numpy(v_all[a:a + batch]).to(device)
+                logits, value, _ = model(x.float(), c, v[:, 2])
+        if v_all is not None:
+            value, w = value.float(), v[:, 1]
+            v_loss += float((F.binary_cross_entropy_with_logits(
+                value, v[:, 0], reduction="none") * w).sum())
+            v_hits += float((((value > 0).float() == v[:, 0]).float() * w).sum())
+            v_n += float(w.sum())
         logits = logits.float()
         legal = legal_mask(x, logits.shape[1])
         scored = logits.masked_fill(~legal, -1e4) if masked else logits
@@ -386,8 +456,11 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
         for k in hits:
             hits[k] += int(match[:, :k].any(dim=1).sum())
     model.train(was_training)
-    return {"val_loss": loss_sum / n, "top1": hits[1] / n, "top5": hits[5] / n,
-            "top10": hits[10] / n, "val_positions": n}
+    result = {"val_loss": loss_sum / n, "top1": hits[1] / n, "top5": hits[5] / n,
+              "top10": hits[10] / n, "val_positions": n}
+    if v_all is not None and v_n:
+        result.update(value_loss=v_loss / v_n, value_acc=v_hits / v_n, value_positions=int(v_n))
+    return result
 
 
 # --------------------------------------------------------------------------
@@ -469,6 +542,8 @@ def train(args: argparse.Namespace) -> dict:
         model.load_state_dict(ck.weights)
     elif args.init_trunk is not None:
         init_trunk(model, args.init_trunk, is_main)
+    elif args.init_from is not None:
+        init_from(model, args.init_from, is_main)
     model.to(device)
 
     # data (after the model: an unknown model name is reported first)
@@ -512,6 +587,10 @@ def train(args: argparse.Namespace) -> dict:
         base_lr = float(state["base_lr"])
     else:
         base_lr = 0.001 * args.batch if args.optimizer == "sgd" else 0.001
+    if args.value_weight is None:
+        args.value_weight = float(state.get("value_weight", 1.0))
+    if args.head_lr_scale is None:
+        args.head_lr_scale = float(state.get("head_lr_scale", 1.0))
     if args.clip_grad is None:
         args.clip_grad = state.get("clip_grad")
     elif args.clip_grad == "none":
@@ -521,10 +600,11 @@ def train(args: argparse.Namespace) -> dict:
     else:
         halvings = halve_points(args.halve_at, args.steps)
     if args.optimizer == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=base_lr, momentum=0.0,
+        opt = torch.optim.SGD(param_groups(model, args.head_lr_scale), lr=base_lr, momentum=0.0,
                               weight_decay=args.weight_decay)
     else:
-        opt = torch.optim.Adam(model.parameters(), lr=base_lr, weight_decay=args.weight_decay)
+        opt = torch.optim.Adam(param_groups(model, args.head_lr_scale), lr=base_lr,
+                               weight_decay=args.weight_decay)
     step = 0
     if ck is not None:
         step = int(state.get("step", ck.metadata.get("steps", 0)))
@@ -561,17 +641,25 @@ def train(args: argparse.Namespace) -> dict:
             return O.loss_fn(logits, target)
     else:
         passes = bool(config.get("pass_output"))      # passes are targets too
+        values = bool(getattr(model, "has_value", False))
         dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
                                     positions_per_game=args.positions_per_game, seed=args.seed,
-                                    stream=rank, passes=passes)
-        val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes)
-               if is_main else None)
+                                    stream=rank, passes=passes, values=values)
+        val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes,
+                                 values=values) if is_main else None)
         evaluate_fn, headline = evaluate, "top1"
         if config.get("masked"):
             def evaluate_fn(model, val, device, autocast):
                 return evaluate(model, val, device, autocast, masked=True)
         loss_fn = masked_cross_entropy if config.get("masked") else \
             (lambda logits, y, x: F.cross_entropy(logits, y))
+        if values:
+            if not cache.value_games()[train_games].any():
+                raise TrainError(f"{cache.path} holds no game results a value net can learn "
+                                 f"from (rebuild it with python -m nets.data build)")
+
+            def loss_fn(out, y, x, v):
+                return policy_value_loss(out, y, v, args.value_weight)
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers,
                                          pin_memory=cuda)
 
@@ -587,7 +675,8 @@ def train(args: argparse.Namespace) -> dict:
     if task == "ownership":
         data_summary["labels"] = {"file": str(args.labels), **label_counts}
 
-    trunk_from = args.init_trunk or (ck.metadata.get("init_trunk") if ck is not None else None)
+    trunk_from = args.init_trunk or args.init_from or (
+        ck.metadata.get("init_trunk") if ck is not None else None)
 
     def save(path: Path, result: dict | None) -> None:
         meta = {
@@ -599,10 +688,12 @@ def train(args: argparse.Namespace) -> dict:
             "train_state": {"step": step, "seed": args.seed, "optimizer": args.optimizer,
                             "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
                             "world_size": world, "positions_per_game": args.positions_per_game,
-                            "clip_grad": args.clip_grad},
+                            "clip_grad": args.clip_grad, "value_weight": args.value_weight,
+                            "head_lr_scale": args.head_lr_scale},
         }
         if result is not None:
-            meta["accuracy"] = {k: result[k] for k in ACCURACY_KEYS + ("val_loss", "val_positions")
+            meta["accuracy"] = {k: result[k] for k in ACCURACY_KEYS + ("val_loss", "val_positions",
+                                                                       "value_loss")
                                 if k in result}
             meta["accuracy"]["step"] = result["step"]
         save_checkpoint(path, model, metadata=meta, optimizer=opt if path == last else None)
@@ -627,7 +718,12 @@ def train(args: argparse.Namespace) -> dict:
             + (f"labels {args.labels} ({label_counts['used']} games used, "
                f"{label_counts['disagree']} disagreeing with the record left out); "
                if task == "ownership" else "") +
-            f"{args.optimizer} lr {base_lr:g}, halved at {halvings or 'never'}"
+            f"{args.optimizer} lr {base_lr:g}"
+            + (f" (value and ownership heads x{args.head_lr_scale:g})"
+               if args.head_lr_scale != 1 and len(opt.param_groups) > 1 else "")
+            + (f", value loss x{args.value_weight:g}" if getattr(model, "has_value", False)
+               else "")
+            + f", halved at {halvings or 'never'}"
             + (f", gradient norm clipped at {args.clip_grad:g}" if args.clip_grad else "")
             + f"; features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})")
 
@@ -638,6 +734,7 @@ def train(args: argparse.Namespace) -> dict:
         accs = " ".join(f"{k} {result[k]:.4f}" for k in ACCURACY_KEYS
                         if result.get(k) is not None)
         progress.write(f"step {step}: val loss {result['val_loss']:.4f} {accs}"
+                       + (f" value loss {result['value_loss']:.4f}" if "value_loss" in result else "")
                        + (f", train loss {train_loss:.4f}" if train_loss is not None else ""))
         return result
 
@@ -658,8 +755,10 @@ def train(args: argparse.Namespace) -> dict:
         while step < args.steps:
             lr = lr_at(step, base_lr, halvings)
             for g in opt.param_groups:
-                g["lr"] = lr
-            loss = train_step(net, opt, *next(it), device, autocast, loss_fn, args.clip_grad)
+                g["lr"] = lr * g.get("lr_scale", 1.0)
+            batch = next(it)
+            loss = train_step(net, opt, *batch[:3], device, autocast, loss_fn, args.clip_grad,
+                              v=batch[3] if len(batch) > 3 else None)
             step += 1
             loss_sum += loss.detach()
             loss_n += 1
@@ -735,19 +834,38 @@ def masked_cross_entropy(logits: torch.Tensor, y: torch.Tensor, x: torch.Tensor)
     return F.cross_entropy(logits.masked_fill(~legal_mask(x, logits.shape[1]), -1e4), y)
 
 
+def policy_value_loss(out, y, v, value_weight: float) -> torch.Tensor:
+    """A value net's loss: the policy's cross-entropy plus ``value_weight``
+    times the value's binary cross-entropy of the winner, averaged over the
+    positions whose game result counts (``v``: value_targets' columns)."""
+    logits, value, _ = out
+    weight = v[:, 1]
+    bce = F.binary_cross_entropy_with_logits(value.float(), v[:, 0], reduction="none")
+    value_loss = (bce * weight).sum() / weight.sum().clamp(min=1.0)
+    return F.cross_entropy(logits.float(), y) + value_weight * value_loss
+
+
 def train_step(net, opt, x, y, c, device, autocast,
                loss_fn=lambda logits, y, x: F.cross_entropy(logits, y),
-               clip: float | None = None) -> torch.Tensor:
+               clip: float | None = None, v: torch.Tensor | None = None) -> torch.Tensor:
     """One optimiser step on a batch (x uint8 planes, y targets: moves for
-    the policy, owners for the ownership net; c colours); returns the loss
-    ``loss_fn(logits, y, x)`` (a tensor: reading it would wait for the
-    device). ``clip`` caps the gradient's global L2 norm."""
+    the policy, owners for the ownership net; c colours; v a value net's
+    targets, whose third column is the komi); returns the loss
+    ``loss_fn(logits, y, x)`` (``loss_fn(outputs, y, x, v)`` with v) as a
+    tensor (reading it would wait for the device).  ``clip`` caps the
+    gradient's global L2 norm."""
     x = x.to(device, non_blocking=True).float()
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
-    with autocast():
-        logits = net(x, c)
-    loss = loss_fn(logits.float(), y, x)
+    if v is None:
+        with autocast():
+            logits = net(x, c)
+        loss = loss_fn(logits.float(), y, x)
+    else:
+        v = v.to(device, non_blocking=True)
+        with autocast():
+            out = net(x, c, v[:, 2])
+        loss = loss_fn(out, y, x, v)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     if clip is not None:

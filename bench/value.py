@@ -1,0 +1,213 @@
+"""How well a value network judges held-out positions, beside the rollouts.
+
+    python -m bench.value CHECKPOINT CACHE.npz [CACHE.npz ...] [--positions N]
+        [--rollout-positions K] [--rollouts 1000] [--threads T] [--seed S]
+        [--precision auto|fp32|bf16] [--json FILE]
+
+Each CACHE is a game cache of held-out games (``python -m nets.data build
+data/test19 runs/test19.npz --val-fraction 0``).  Positions are drawn
+uniformly (seeded, no symmetry) from the games whose result teaches a value
+(a winner by count or resignation, komi known: ``GameCache.value_games``),
+and sorted into the phases of the game by move number: 0-49, 50-99,
+100-149, 150 on.  For each phase it prints:
+
+* the network: the mean squared error of its probability that the player
+  to move wins against the result (1 won, 0 lost), and the share of
+  positions where it names the winner (probability above one half for the
+  player who won);
+* the rollouts: the same two figures for the engine's search without a
+  network, ``--rollouts`` simulations (the winrate it reports: its best
+  move's), on the first ``--rollout-positions`` positions of each phase
+  (the network is scored on those too, so the two columns compare the
+  same positions).
+
+95% Wilson intervals for the shares.  Exit status 2 with a message naming
+the file for a missing checkpoint, a network without a value head or a
+cache without results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from bench.stats import wilson
+
+PHASES = ((0, 50), (50, 100), (100, 150), (150, 10**6))
+
+
+class ValueBenchError(Exception):
+    """A problem with the inputs; the message names the path."""
+
+
+def phase_name(lo: int, hi: int) -> str:
+    return f"{lo}-{hi - 1}" if hi < 10**6 else f"{lo}+"
+
+
+def sample(cache, n: int, seed: int):
+    """(x, colors 0/1, targets (won, weight, komi), move numbers, games) of n
+    positions of the cache's value games (fewer if it has fewer)."""
+    from nets.data import PositionSampler
+
+    games = np.flatnonzero(cache.value_games())
+    if len(games) == 0:
+        raise ValueBenchError(f"{cache.path} holds no game with a result a value can be "
+                              f"checked against (rebuild it with python -m nets.data build)")
+    sampler = PositionSampler(cache, games, positions_per_game=2, symmetries=False,
+                              seed=seed, stream=7)
+    x, _, col, where = sampler.batch(min(n, sampler.positions), 0, info=True)
+    return x, col, sampler.value_targets(where["game"], col), where["move"], where["game"]
+
+
+def network_values(model, x, col, komi, batch: int, precision: str) -> np.ndarray:
+    """The value head's probability that the player to move wins."""
+    import torch
+    from nets.precision import autocast
+
+    out = np.empty(len(x), np.float32)
+    dev = torch.device("cpu")
+    with torch.inference_mode():
+        for a in range(0, len(x), batch):
+            xb = torch.from_numpy(x[a:a + batch]).float()
+            with autocast(dev, precision):
+                _, v, _ = model(xb, torch.from_numpy(col[a:a + batch]),
+                                torch.from_numpy(komi[a:a + batch]))
+            out[a:a + batch] = torch.sigmoid(v.float()).numpy()
+    return out
+
+
+def rollout_winrate(cache, game: int, move: int, rollouts: int, seed: int) -> float:
+    """The null search's winrate for the player to move at move number
+    ``move`` of ``game`` (``rollouts`` simulations, one thread)."""
+    from engine.board import PASS, Board
+    from engine.config import SearchConfig
+    from engine.patterns import load_gammas
+    from engine.search import Search
+
+    global _gammas
+    if _gammas is None:
+        _gammas = load_gammas()
+    n = cache.size
+    board = Board(n)
+    moves, colours = cache.game_moves(game)
+    for t in range(move):
+        m = int(moves[t])
+        p = PASS if m == n * n else board.point(m % n, n - 1 - m // n)
+        board.play(p, int(colours[t]))
+    board.to_move = int(colours[move])
+    search = Search(SearchConfig(max_nodes=200_000), _gammas, 1, seed)
+    return search.run(board, float(cache.komi[game]), max_sims=rollouts).winrate
+
+
+_gammas = None
+
+
+def score(p: np.ndarray, won: np.ndarray) -> dict:
+    n = len(p)
+    hits = int(((p > 0.5) == (won > 0.5)).sum())
+    lo, hi = wilson(hits, n)
+    return {"positions": n, "mse": float(((p - won) ** 2).mean()) if n else 0.0,
+            "winner": hits / n if n else 0.0, "winner_lo": lo, "winner_hi": hi}
+
+
+def run_set(model, path: str, args) -> dict:
+    from nets.data import DataError, load_cache
+
+    try:
+        cache = load_cache(path)
+    except DataError as e:
+        raise ValueBenchError(str(e)) from None
+    x, col, targets, moves, games = sample(cache, args.positions, args.seed)
+    won, komi = targets[:, 0], targets[:, 2]
+    t0 = time.perf_counter()
+    values = network_values(model, x, col, komi, args.batch, args.precision)
+    net_seconds = time.perf_counter() - t0
+    rows = []
+    for lo, hi in PHASES:
+        idx = np.flatnonzero((moves >= lo) & (moves < hi))
+        row = {"phase": phase_name(lo, hi), "network": score(values[idx], won[idx])}
+        if args.rollout_positions > 0:
+            sub = idx[:args.rollout_positions]
+            t1 = time.perf_counter()
+            rw = np.array([rollout_winrate(cache, int(games[i]), int(moves[i]), args.rollouts,
+                                           args.seed + int(i)) for i in sub], np.float32)
+            row["rollouts"] = score(rw, won[sub])
+            row["network_same"] = score(values[sub], won[sub])
+            row["rollout_seconds"] = round(time.perf_counter() - t1, 1)
+        rows.append(row)
+    return {"cache": path, "positions": int(len(x)), "network_seconds": round(net_seconds, 2),
+            "phases": rows}
+
+
+def table(result: dict, rollouts: int) -> str:
+    lines = [f"{result['cache']}: {result['positions']} positions",
+             "| moves | positions | network MSE | network names the winner | "
+             f"on the rollout positions: network | {rollouts} rollouts | rollout MSE |",
+             "|---|---|---|---|---|---|---|"]
+    for r in result["phases"]:
+        net = r["network"]
+        cells = [r["phase"], str(net["positions"]), f"{net['mse']:.3f}",
+                 f"{100 * net['winner']:.1f}% ({100 * net['winner_lo']:.1f}-"
+                 f"{100 * net['winner_hi']:.1f})"]
+        if "rollouts" in r:
+            same, ro = r["network_same"], r["rollouts"]
+            cells += [f"{100 * same['winner']:.1f}% of {same['positions']}",
+                      f"{100 * ro['winner']:.1f}% ({100 * ro['winner_lo']:.1f}-"
+                      f"{100 * ro['winner_hi']:.1f})", f"{ro['mse']:.3f}"]
+        else:
+            cells += ["-", "-", "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.value", description=__doc__.split("\n")[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("caches", nargs="+", help="game caches of held-out games (.npz)")
+    ap.add_argument("--positions", type=int, default=20000, help="positions per cache at most")
+    ap.add_argument("--rollout-positions", type=int, default=100,
+                    help="positions per phase the rollouts judge too (0: none)")
+    ap.add_argument("--rollouts", type=int, default=1000, help="simulations of the null search")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"))
+    ap.add_argument("--json", default=None, help="also write the results here")
+    args = ap.parse_args(argv)
+    if args.positions < 1 or args.rollout_positions < 0 or args.rollouts < 1:
+        ap.error("--positions and --rollouts must be at least 1, --rollout-positions at least 0")
+    try:
+        import torch
+        from nets.checkpoint import load_model
+        from nets.precision import resolve
+
+        torch.set_num_threads(args.threads)
+        try:
+            model, meta = load_model(args.checkpoint, "cpu")
+        except (ValueError, OSError) as e:
+            raise ValueBenchError(str(e)) from None
+        if not getattr(model, "has_value", False):
+            raise ValueBenchError(f"{args.checkpoint} has no value head")
+        model = model.for_inference()
+        args.precision = resolve(args.precision, torch.device("cpu"))[0]
+        results = []
+        for path in args.caches:
+            result = run_set(model, path, args)
+            results.append(result)
+            print(table(result, args.rollouts), flush=True)
+    except ValueBenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"checkpoint": args.checkpoint, "rollouts": args.rollouts,
+                       "sets": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""The value network: game results in the cache, the three-headed res6v,
+its training, its evaluator and bench.value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from engine import sgf  # noqa: E402
+from nets import data as D  # noqa: E402
+from nets import train as T  # noqa: E402
+from nets.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from nets.models import build_model, komi_to_move  # noqa: E402
+from nets_helpers import random_game  # noqa: E402
+
+TINY_V = ["--model", "res6v", "--width", "8", "--blocks", "1", "--batch", "16",
+          "--val-positions", "64", "--threads", "1", "--positions-per-game", "4"]
+
+
+@pytest.mark.parametrize("text, parsed", [
+    ("B+R", (1, D.HOW_RESIGN, 0.0)), ("W+Resign", (2, D.HOW_RESIGN, 0.0)),
+    ("b+r", (1, D.HOW_RESIGN, 0.0)), ("W+T", (2, D.HOW_TIME, 0.0)),
+    ("B+Time", (1, D.HOW_TIME, 0.0)), ("W+F", (2, D.HOW_FORFEIT, 0.0)),
+    ("W+2.5", (2, D.HOW_COUNT, 2.5)), ("B+58.50", (1, D.HOW_COUNT, 58.5)),
+    ("B+ 0.5", (1, D.HOW_COUNT, 0.5)), ("W+", (2, D.HOW_UNKNOWN, 0.0)),
+    ("W+0", (2, D.HOW_UNKNOWN, 0.0)), ("0", (0, D.HOW_UNKNOWN, 0.0)),
+    ("Draw", (0, D.HOW_UNKNOWN, 0.0)), ("Void", (0, D.HOW_UNKNOWN, 0.0)),
+    ("?", (0, D.HOW_UNKNOWN, 0.0)), ("", (0, D.HOW_UNKNOWN, 0.0)),
+    (None, (0, D.HOW_UNKNOWN, 0.0))])
+def test_parse_result(text, parsed) -> None:
+    assert D.parse_result(text) == parsed
+
+
+#: (result, komi) of the games of the results cache, and whether each
+#: teaches a value
+GAMES = [("B+R", 6.5, True), ("W+3.5", 7.5, True), ("B+T", 6.5, False), ("W+F", 6.5, False),
+         ("Draw", 6.5, False), ("B+R", 0.0, False), ("W+R", 0.5, True), ("B+12.5", 6.5, True)]
+
+
+@pytest.fixture(scope="module")
+def results_cache(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("results")
+    for i, (result, komi, _) in enumerate(GAMES):
+        text = sgf.dumps(19, komi, [], random_game(40 + i, 70), result=result)
+        (root / f"g{i}.sgf").write_text(text)
+    out = root / "cache.npz"
+    D.build_cache(root, out, val_fraction=0.3, workers=1, log=None)
+    return out
+
+
+def test_the_cache_keeps_results(results_cache, tmp_path) -> None:
+    cache = D.load_cache(results_cache)
+    assert cache.summary["results"] == {"count": 2, "resign": 3, "time": 1, "forfeit": 1,
+                                        "unknown": 1}
+    order = np.argsort([int(s.decode()[1:-4]) for s in cache.source])
+    assert [int(cache.winner[g]) for g in order] == [1, 2, 1, 2, 0, 1, 2, 1]
+    assert [float(cache.margin[g]) for g in order] == [0, 3.5, 0, 0, 0, 0, 0, 12.5]
+    assert [bool(cache.value_games()[g]) for g in order] == [t for _, _, t in GAMES]
+    # a subset keeps them
+    D.subset_cache(results_cache, tmp_path / "sub.npz", games=8)
+    sub = D.load_cache(tmp_path / "sub.npz")
+    assert sorted(sub.winner.tolist()) == sorted(cache.winner.tolist())
+    # a cache of version 1 (before results) loads with no winner at all
+    with np.load(results_cache) as z:
+        old = {k: z[k] for k in z.files if k not in ("winner", "how", "margin")}
+    old["version"] = np.array(1)
+    np.savez(tmp_path / "v1.npz", **old)
+    v1 = D.load_cache(tmp_path / "v1.npz")
+    assert not v1.winner.any() and not v1.value_games().any()
+
+
+def test_value_targets_follow_the_winner_and_the_colour(results_cache) -> None:
+    cache = D.load_cache(results_cache)
+    sampler = D.PositionSampler(cache, seed=3)
+    x, y, col, where = sampler.batch(200, 0, info=True)
+    v = sampler.value_targets(where["game"], col)
+    g = where["game"]
+    assert np.array_equal(v[:, 0], (cache.winner[g] == col + 1).astype(np.float32))
+    assert np.array_equal(v[:, 1], cache.value_games()[g].astype(np.float32))
+    assert np.array_equal(v[:, 2], cache.komi[g])
+    assert 0 < v[:, 1].mean() < 1
+
+
+def test_res6v_heads() -> None:
+    torch.manual_seed(0)
+    net = build_model("res6v", width=8, blocks=1).eval()
+    x = torch.rand(5, 38, 19, 19)
+    c = torch.tensor([0, 1, 0, 1, 1])
+    policy, value, own = net(x, c, torch.tensor([7.5, 7.5, 0.5, -3.0, 6.5]))
+    assert policy.shape == (5, 361) and value.shape == (5,) and own.shape == (5, 361)
+    # two-argument calls are a policy net's; the policy head is the same
+    assert torch.allclose(net(x, c), policy)
+    # a scalar komi is every position's
+    assert torch.allclose(net(x, c, 7.5)[1][:2], value[:2])
+    # folded batch norms give the same function
+    fast = net.for_inference()
+    for a, b in zip(fast(x, c, 6.5), net(x, c, 6.5)):
+        assert torch.allclose(a, b, atol=1e-4)
+    # works on smaller boards (pooling, not a board-sized layer)
+    assert net(torch.rand(2, 38, 9, 9), 0, 7.5)[1].shape == (2,)
+    assert komi_to_move(torch.tensor([7.5, 7.5]), torch.tensor([0, 1])).tolist() == [-7.5, 7.5]
+
+
+def test_init_from_a_policy_net_keeps_its_policy(tmp_path) -> None:
+    torch.manual_seed(1)
+    res = build_model("res6", width=8, blocks=1)
+    for p in res.parameters():
+        p.data.normal_()
+    src = tmp_path / "res.pt"
+    save_checkpoint(src, res, metadata={})
+    net = build_model("res6v", width=8, blocks=1)
+    T.init_from(net, str(src), verbose=False)
+    x, c = torch.rand(3, 38, 19, 19), torch.tensor([0, 1, 0])
+    assert torch.allclose(net.eval()(x, c), res.eval()(x, c), atol=1e-5)
+
+
+def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    rc = T.main(["--data", str(results_cache), "--out", str(out), "--steps", "20",
+                 "--eval-every", "10", "--optimizer", "adam", "--lr", "0.003",
+                 "--head-lr-scale", "3", "--halve-at", "none", *TINY_V])
+    assert rc == 0
+    ck = load_checkpoint(out / "last.pt")
+    assert ck.metadata["train_state"]["head_lr_scale"] == 3.0
+    assert ck.metadata["train_state"]["value_weight"] == 1.0
+    rows = [__import__("json").loads(line) for line in (out / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert all(0 <= r["value_acc"] <= 1 and np.isfinite(r["value_loss"]) for r in rows)
+    # the value heads learn at three times the trunk's rate
+    opt = ck.optimizer
+    assert sorted(g["lr"] for g in opt["param_groups"]) == pytest.approx([0.003, 0.009])
+    # resumed, it keeps both
+    assert T.main(["--data", str(results_cache), "--out", str(out), "--steps", "25",
+                   "--resume", "--threads", "1"]) == 0
+    ck = load_checkpoint(out / "last.pt")
+    assert ck.metadata["train_state"]["head_lr_scale"] == 3.0 and ck.metadata["steps"] == 25
+
+
+def test_a_cache_without_results_cannot_train_a_value_net(results_cache, tmp_path,
+                                                          capsys) -> None:
+    with np.load(results_cache) as z:
+        old = {k: z[k] for k in z.files if k not in ("winner", "how", "margin")}
+    old["version"] = np.array(1)
+    np.savez(tmp_path / "v1.npz", **old)
+    rc = T.main(["--data", str(tmp_path / "v1.npz"), "--out", str(tmp_path / "r"),
+                 "--steps", "2", *TINY_V])
+    assert rc == 2
+    assert "no game results" in capsys.readouterr().err
+
+
+def test_evaluator_and_bench_value(results_cache, tmp_path, capsys) -> None:
+    from bench import value as V
+    from nets.evaluator import PolicyEvaluator
+
+    torch.manual_seed(2)
+    net = build_model("res6v", width=8, blocks=1)
+    path = tmp_path / "v.pt"
+    save_checkpoint(path, net, metadata={"model": "res6v"})
+    ev = PolicyEvaluator(path, "cpu", 1, "fp32")
+    assert ev.has_value
+    x = np.zeros((2, 38, 19, 19), np.uint8)
+    x[:, 13] = 1                    # every point legal
+    probs, values = ev.evaluate_value(x, np.array([1, 2]), 7.5)
+    assert probs.shape == (2, 361) and np.allclose(probs.sum(1), 1, atol=1e-5)
+    assert values.shape == (2,) and ((values > 0) & (values < 1)).all()
+    assert np.allclose(probs, ev.evaluate(x, np.array([1, 2])), atol=1e-6)
+
+    rc = V.main([str(path), str(results_cache), "--positions", "40",
+                 "--rollout-positions", "1", "--rollouts", "30"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "| 0-49 |" in out
+    assert out.count("\n| ") == 5      # header and four phases
+
+    res = build_model("res6", width=8, blocks=1)
+    plain = tmp_path / "p.pt"
+    save_checkpoint(plain, res, metadata={"model": "res6"})
+    assert not PolicyEvaluator(plain, "cpu", 1, "fp32").has_value
+    assert V.main([str(plain), str(results_cache)]) == 2
+    assert "has no value head" in capsys.readouterr().err
