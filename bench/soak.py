@@ -35,7 +35,7 @@ answers (``name``), sends ``quit`` and prints:
   max_nodes is read from the engine's own ``gomill-describe_engine`` ("tree
   cap N nodes"), so it holds whatever ``--engine`` says, and the bytes of a
   node from the pool arrays' mappings when they are found (otherwise
-  engine/tree.py's int32 and float32 fields, 52 bytes); the slack
+  engine/tree.py's int32 and float32 fields, 60 bytes); the slack
   (``--slack-mb``) covers the Python and numba heaps' small fluctuations.
 
 Exit status: 0 when every sampled RSS stayed within the bound, 1 when one

@@ -67,7 +67,7 @@ class SearchConfig:
     playout_ladder: int = 1         # 1: playouts run out of atari only where no ladder catches the chain
     playout_two_lib: int = 1        # 1: playouts atari the last move's two-liberty chain when that captures
     batch: int = 16                 # simulations per kernel call between thread check-points
-    max_nodes: int = 4_000_000      # tree memory cap (52 bytes a node, twice for reuse: 416 MB
+    max_nodes: int = 4_000_000      # tree memory cap (60 bytes a node, twice for reuse: 480 MB
                                     # when full); when reached the search stops expanding and
                                     # keeps simulating.  A 19x19 expansion takes ~360 nodes, so
                                     # the cap holds ~11,000 expansions, ~22,000 simulations
@@ -80,6 +80,10 @@ class SearchConfig:
                                     # search tried once or twice cost the network nothing
     nn_queue: int = 512             # queue bound (requests) before back-pressure starts
     nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
+    value_weight: float = 0.5       # lambda: where a node has value statistics (a value
+                                    # network's), selection and the reported winrates use
+                                    # (1 - lambda) * rollout mean + lambda * value mean
+                                    # (AlphaGo: 0.5); without a value network it does nothing
     own_doubt: float = 0.5          # the ownership network decides the points whose playout
                                     # ownership is below this in size (search.blend_ownership)
 
@@ -95,6 +99,7 @@ class SearchConfig:
         check_range("rave_equiv", self.rave_equiv, 1e-9, 1e9)
         check_range("fpu", self.fpu, 0.0, 1.0)
         check_range("own_doubt", self.own_doubt, 0.0, 1.0)
+        check_range("value_weight", self.value_weight, 0.0, 1.0)
 
 
 @dataclass(frozen=True)

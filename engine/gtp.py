@@ -159,9 +159,11 @@ def load_network(options: FrontOptions):
 
     path = DEFAULT_WEIGHTS if options.network == "default" else options.network
     evaluator = PolicyEvaluator(path, options.device, options.net_threads, options.precision)
-    logging.getLogger("engine").info("network %s (%s) on %s, %s (%s)", evaluator.name, path,
-                                     evaluator.device, evaluator.precision,
-                                     evaluator.precision_reason)
+    logging.getLogger("engine").info(
+        "network %s (%s) on %s, %s (%s); %s", evaluator.name, path, evaluator.device,
+        evaluator.precision, evaluator.precision_reason,
+        "value head: delayed values join the rollouts" if evaluator.has_value
+        else "no value head: priors only, positions judged by the rollouts alone")
 
     def start_worker(queue):
         worker = PriorWorker(queue, evaluator, options.batch)

@@ -105,9 +105,15 @@ class Player:
         if self.network is None:
             return
         feed = self._start_worker is not None and not self.config.policy_only
-        self.search.attach_network(self.network.evaluate, self.network.supports, fed=feed)
+        self.search.attach_network(self.network.evaluate, self.network.supports, fed=feed,
+                                   value=self._value_of(self.network))
         if feed:
             self._worker = self._start_worker(self.search.queue)
+
+    @staticmethod
+    def _value_of(network):
+        """The network's evaluate_value where it has a value head, else None."""
+        return network.evaluate_value if getattr(network, "has_value", False) else None
 
     def close(self) -> None:
         """Stop the network worker (quit)."""
@@ -127,7 +133,8 @@ class Player:
         board = Game(size=7).board
         spare.run(board, 7.5, max_sims=64)
         if self.network is not None and self.network.supports(9):
-            spare.attach_network(self.network.evaluate, self.network.supports, fed=False)
+            spare.attach_network(self.network.evaluate, self.network.supports, fed=False,
+                                 value=self._value_of(self.network))
         if self.ownership_network is not None:
             spare.attach_ownership(self.ownership_network.evaluate, self.ownership_network.supports)
         if spare.network is not None or spare.ownership_net is not None:
@@ -424,10 +431,11 @@ class Player:
                  r.seconds, r.sims_per_s, r.winrate, r.nodes, best)
         if r.net is not None:
             n = r.net
-            log.info("network: %d evaluations (%.0f/s, mean batch %.1f), %d requested, queue %d,"
+            log.info("network: %d evaluations (%.0f/s, mean batch %.1f, %d with a value), "
+                     "%d requested, queue %d,"
                      " prior lag median %.1f ms p95 %.1f ms, dropped %d, deferred %d,"
                      " visit threshold %g", n.evaluated,
-                     n.evaluated / r.seconds if r.seconds > 0 else 0.0, n.mean_batch,
+                     n.evaluated / r.seconds if r.seconds > 0 else 0.0, n.mean_batch, n.valued,
                      n.requested, n.queue, n.lag_median_ms, n.lag_p95_ms, n.dropped,
                      n.deferred, n.nn_visits)
 

@@ -21,12 +21,16 @@ The road a node takes::
    stamped with the search generation and the time.  The FIFO order is the
    order of publication.
 3. The worker takes the oldest requests (:meth:`take`), runs the network and
-   hands back probabilities (:meth:`deliver`).  A reply whose generation is
+   hands back probabilities, and with a value network the probability that
+   the player to move wins (:meth:`deliver`; delayed values).  A reply whose generation is
    not the search's current one (the position changed: play, undo,
    clear_board, loadsgf, or a tree reuse that moved the nodes) is dropped
    and counted.  A current reply is written into the node's children *by
    move* (kernel :func:`write_policy`) and only then is the node flipped to
-   NN_READY, so no search thread reads half-written priors.
+   NN_READY, so no search thread reads half-written priors.  Its value, if
+   any, is then added to the node and its ancestors (engine/tree.add_value):
+   once, since a node is NN_PENDING once, and never to another tree, since
+   the generation check guards it as it guards the priors.
 
 Back-pressure: the queue's bound is ``limit`` requests (a few batches).
 While more are waiting, the visit threshold for asking (``nn_visits`` in
@@ -51,7 +55,7 @@ from numba import njit
 from engine.board import PASS, S_TO_MOVE
 from engine.features import HISTORY_USED, N_PLANES, compute_planes, make_scratch
 from engine.tree import (EXPANDED, F_POLICY, F_PRIOR_N, F_PRIOR_W, NN_PENDING,
-                         NN_READY, T_MOVE, T_STATE, child_block)
+                         NN_READY, T_MOVE, T_STATE, add_value, child_block)
 
 RING = 64                 # request slots per search thread
 NN_VISITS_MAX = 1 << 12   # the back-pressure threshold never goes above this
@@ -174,6 +178,7 @@ class PriorStats:
     def reset(self) -> None:
         self.requested = 0       # requests published
         self.evaluated = 0       # replies written into the tree
+        self.valued = 0          # of those, with a value
         self.stale = 0           # replies dropped: the position had changed
         self.overflow = 0        # requests dropped at once: queue past twice its bound
         self.batches = 0         # network calls of the worker
@@ -208,6 +213,7 @@ class PriorQueue:
         self.size = 0
         self.stats = PriorStats()
         self.params = None            # the running search's parameter vector
+        self.komi = 0.0               # the running search's komi (a value network's input)
         self.base_visits = 0.0
         self.nn_visits_index = -1
 
@@ -228,12 +234,14 @@ class PriorQueue:
             if size is not None:
                 self.size = size        # under the lock: take() reads it there
 
-    def attach(self, params: np.ndarray, index: int, size: int) -> None:
-        """A search of a board of ``size`` starts with kernel parameters
-        ``params`` (whose entry ``index`` is the visit threshold the
-        back-pressure moves); called while no search thread runs."""
-        if size != self.size:
+    def attach(self, params: np.ndarray, index: int, size: int, komi: float = 0.0) -> None:
+        """A search of a board of ``size`` and ``komi`` starts with kernel
+        parameters ``params`` (whose entry ``index`` is the visit threshold
+        the back-pressure moves); called while no search thread runs.  A
+        new komi makes the values in flight stale, as a new position does."""
+        if size != self.size or komi != self.komi:
             self.new_generation(size)
+        self.komi = float(komi)
         self.params, self.nn_visits_index = params, index
         self.base_visits = float(params[index])
 
@@ -319,8 +327,10 @@ class PriorQueue:
             self._pressure(len(self._items))
         return tickets
 
-    def deliver(self, tickets, probs: np.ndarray) -> None:
-        """Write the replies of ``take``'s tickets (probs row k for ticket k)."""
+    def deliver(self, tickets, probs: np.ndarray, values: np.ndarray | None = None) -> None:
+        """Write the replies of ``take``'s tickets (probs row k for ticket
+        k; values[k], the probability that its player to move wins, where
+        the network has a value head)."""
         tree = self.tree
         done = time.perf_counter()
         with self.tree_lock:
@@ -334,6 +344,9 @@ class PriorQueue:
                 if write_policy(ti, tf, node, probs[k], w, n, self.equiv):
                     self.stats.evaluated += 1
                     self.stats.lags.append(done - t)
+                    if values is not None:
+                        add_value(ti, tf, node, float(values[k]))
+                        self.stats.valued += 1
                 else:
                     self.stats.stale += 1
         self.stats.batches += 1

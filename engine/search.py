@@ -1,7 +1,9 @@
 """UCT + RAVE Monte-Carlo tree search over the node pool of engine/tree.py.
 
 One simulation: copy the root board into the thread's scratch board, descend
-the tree choosing children by UCT+RAVE (virtual loss keeps threads apart),
+the tree choosing children by UCT+RAVE (virtual loss keeps threads apart;
+where the value network has judged a child's subtree, its value mean is
+mixed into the rollouts' estimate, see :func:`select_child`),
 expand the leaf once it has enough visits (children get heuristic priors as
 equivalent experience), finish the game with the pattern rollout policy,
 score it (Tromp-Taylor area, komi), and back the result up the path with
@@ -34,17 +36,17 @@ from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playou
                             policy_playout, self_atari)
 from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
 from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
-                         F_PRIOR_W, F_VISITS, F_WINS, NN_PENDING, NN_READY, NO_NODE, ROOT,
-                         T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS, UNEXPANDED, Tree,
-                         child_block, init_node, settle)
+                         F_PRIOR_W, F_VALUE_N, F_VALUE_W, F_VISITS, F_WINS, NN_PENDING,
+                         NN_READY, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS,
+                         UNEXPANDED, Tree, add_value, child_block, init_node, settle)
 
 log = logging.getLogger("engine")
 
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
  P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LADDER,
- P_KOMI, P_NN, P_NN_VISITS, P_RANK) = range(17)
-N_PARAMS = 17
+ P_KOMI, P_NN, P_NN_VISITS, P_RANK, P_LAMBDA) = range(18)
+N_PARAMS = 18
 
 # per-thread counters (C_UNFIT: descents stopped at a tree move the board
 # does not allow, which only a bug can cause)
@@ -70,6 +72,7 @@ def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
     p[P_NN] = 0.0                       # set by Search.run when a network is attached
     p[P_NN_VISITS] = cfg.nn_visits
     p[P_RANK] = cfg.nn_rank
+    p[P_LAMBDA] = cfg.value_weight
     return p
 
 
@@ -170,11 +173,15 @@ def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
 @njit(nogil=True, cache=True, _nrt=False)
 def select_child(ti, tf, node, params):
     """The child maximising UCT + RAVE with priors and virtual loss (NO_NODE
-    when there is none)."""
+    when there is none).  The rollouts' estimate (own results and prior
+    experience, blended with AMAF by RAVE's beta) becomes, where the value
+    network has judged positions in the child's subtree,
+    (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix)."""
     first, n = child_block(ti, node)
     c_explore = params[P_C_EXPLORE]
     equiv = params[P_RAVE_EQUIV]
     vloss = params[P_VLOSS]
+    lam = params[P_LAMBDA]
     ln_parent = math.log(tf[F_VISITS, node] + 1.0)
     best = NO_NODE
     best_v = -1e30
@@ -190,6 +197,9 @@ def select_child(ti, tf, node, params):
             v = (1.0 - beta) * q + beta * tf[F_AMAF_W, i] / an
         else:
             v = q
+        vn = tf[F_VALUE_N, i]
+        if vn > 0 and lam > 0:
+            v = (1.0 - lam) * v + lam * tf[F_VALUE_W, i] / vn
         if c_explore > 0:
             v += c_explore * math.sqrt(ln_parent / (nn + 1.0))
         if v > best_v:
@@ -323,6 +333,7 @@ class NetStats:
     """The delayed priors during one search (see engine/priors.py)."""
     requested: int = 0
     evaluated: int = 0
+    valued: int = 0         # evaluations that brought a value (a value network's)
     dropped: int = 0
     deferred: int = 0
     queue: int = 0
@@ -415,18 +426,23 @@ class Search:
         self.queue = PriorQueue(self.tree, cfg.nn_queue, cfg.prior_cnn)
         self.queue.rings = [sc.ring for sc in self.scratch]
         self.network = None             # evaluate(planes, colors) -> probs, or None
+        self.value_network = None       # evaluate(planes, colors, komi) -> (probs, values)
         self.ownership_net = None       # evaluate(planes, colors) -> P(own), or None
         self._own_cache: tuple | None = None
         self._root_history: tuple[int, ...] = ()
 
-    def attach_network(self, evaluate, supports=lambda size: True, fed: bool = True) -> None:
+    def attach_network(self, evaluate, supports=lambda size: True, fed: bool = True,
+                       value=None) -> None:
         """Use a policy network: ``evaluate(planes uint8 (B, P, n, n),
         colors (B,)) -> (B, n * n) probabilities`` for the root (which waits
         for its own evaluation) and, when ``fed``, through ``self.queue``
         for a worker that feeds the other nodes (nets/worker.py; without
         one nothing would serve the queue).  ``supports(size)`` says which
-        board sizes it takes."""
+        board sizes it takes.  ``value(planes, colors, komi) -> (probs,
+        values)``, where the network has a value head, gives the root's
+        evaluation its value too (the worker brings the other nodes')."""
         self.network = evaluate
+        self.value_network = value
         self.network_supports = supports
         self.network_fed = fed
         self.clear()
@@ -539,7 +555,7 @@ class Search:
         queue = self.queue
         if nn:
             params[P_NN] = 1.0 if self.network_fed else 0.0
-            queue.attach(params, P_NN_VISITS, board.size)
+            queue.attach(params, P_NN_VISITS, board.size, komi)
             queue.stats.reset()
         root_hist = np.full(4, PASS, np.int32)
         for i, p in enumerate(history[:4]):
@@ -587,7 +603,7 @@ class Search:
         if no_pass:
             self._prune_root(allowed, no_pass)   # a new root got its pass child just now
         if nn:
-            self._evaluate_root(board, history)
+            self._evaluate_root(board, history, komi)
         workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
         for t in workers:
             t.start()
@@ -615,18 +631,27 @@ class Search:
         return self.network(root_planes(board, history, self.cfg.nn_rank),
                             np.array([board.to_move], np.int32))[0]
 
-    def _evaluate_root(self, board: Board, history) -> None:
+    def _evaluate_root(self, board: Board, history, komi: float) -> None:
         """The root waits for its own network evaluation (the one wait the
         search allows itself): its children's priors decide the first
-        simulations."""
+        simulations.  A value network's judgement of the root goes into
+        the root's value statistics."""
         ti = self.tree.ti
         if ti[T_STATE, ROOT] != EXPANDED:
             return
-        probs = self._network_row(board, history)
+        value = None
+        if self.value_network is not None:
+            probs, values = self.value_network(root_planes(board, history, self.cfg.nn_rank),
+                                               np.array([board.to_move], np.int32), komi)
+            probs, value = probs[0], float(values[0])
+        else:
+            probs = self._network_row(board, history)
         with self.queue.tree_lock:
             ti[T_STATE, ROOT] = NN_PENDING
             write_policy(ti, self.tree.tf, ROOT, probs, board.s[S_W], board.size,
                          self.cfg.prior_cnn)
+            if value is not None:
+                add_value(ti, self.tree.tf, ROOT, value)
 
     def network_policy(self, board: Board, history=()) -> dict[int, float]:
         """The network's probability of every legal move of ``board``'s
@@ -719,6 +744,20 @@ class Search:
                 tf[F_PRIOR_N, i] = 1e9
                 tf[F_PRIOR_W, i] = 0.0
 
+    def node_winrate(self, node: int) -> float:
+        """The winrate of ``node`` for the colour that played its move: its
+        rollouts' mean, mixed with its value mean where the value network
+        judged positions below it, as selection mixes them (0.5 with
+        neither)."""
+        tf = self.tree.tf
+        v, vn = float(tf[F_VISITS, node]), float(tf[F_VALUE_N, node])
+        lam = self.cfg.value_weight if vn > 0 else 0.0
+        rollouts = float(tf[F_WINS, node]) / v if v > 0 else 0.5
+        if v == 0 and vn > 0:
+            lam = 1.0
+        value = float(tf[F_VALUE_W, node]) / vn if vn > 0 else 0.5
+        return (1.0 - lam) * rollouts + lam * value
+
     def principal_variation(self, node: int, limit: int = 12) -> list[int]:
         ti, tf = self.tree.ti, self.tree.tf
         pv = []
@@ -749,8 +788,7 @@ class Search:
             else:
                 prior = float(tf[F_PRIOR_W, i]) / pn if pn > 0 else 0.5
             cands.append(Candidate(
-                move=m, visits=int(v),
-                winrate=float(tf[F_WINS, i]) / v if v > 0 else 0.5,
+                move=m, visits=int(v), winrate=self.node_winrate(i),
                 prior=prior, pv=self.principal_variation(i)))
         cands.sort(key=lambda c: (-c.visits, -c.winrate))
         own = sum(sc.own for sc in self.scratch) / max(sims, 1)
@@ -767,7 +805,8 @@ class Search:
         net = None
         if self.uses_network(board.size):
             st = self.queue.stats
-            net = NetStats(requested=st.requested, evaluated=st.evaluated, dropped=st.dropped,
+            net = NetStats(requested=st.requested, evaluated=st.evaluated, valued=st.valued,
+                           dropped=st.dropped,
                            deferred=int(sum(sc.counters[C_DEFERRED] for sc in self.scratch)),
                            queue=self.queue.depth(), lag_median_ms=st.lag_ms(0.5),
                            lag_p95_ms=st.lag_ms(0.95),

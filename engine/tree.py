@@ -6,6 +6,13 @@ allocated at once when the node is expanded.  Integer fields live in ``ti``
 the network's probability of the move once its parent is NN_READY).  A node's wins
 count for the colour that played its move.
 
+Two kinds of statistics are kept apart (AlphaGo's N_r, W_r and N_v, W_v):
+the rollouts' (F_VISITS, F_WINS) and the value network's (F_VALUE_N,
+F_VALUE_W).  A node's value statistics sum the network's judgements of the
+positions evaluated in its subtree, each added once when it arrives
+(:func:`add_value`), from the side of the colour that played the node's
+move.
+
 Node states (design.md §4)::
 
     UNEXPANDED -> EXPANDED (heuristic priors) -> NN_PENDING -> NN_READY
@@ -33,8 +40,8 @@ from numba import njit
 T_MOVE, T_PARENT, T_FIRST, T_NCHILD, T_STATE, T_VLOSS = range(6)
 N_INT = 6
 # float fields
-F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_POLICY = range(7)
-N_FLOAT = 7
+F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_POLICY, F_VALUE_N, F_VALUE_W = range(9)
+N_FLOAT = 9
 
 UNEXPANDED, EXPANDING, EXPANDED, NN_PENDING, NN_READY = range(5)
 NO_NODE = -1
@@ -62,6 +69,28 @@ def child_block(ti, node):
     if first <= 0 or n <= 0:
         return 0, 0
     return first, min(n, ti.shape[1] - first)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def add_value(ti, tf, node, value):
+    """The network judged ``node``'s position: the player to move there wins
+    with probability ``value``.  Add it to the value statistics of the node
+    and of every ancestor up to the root, each from the side of the colour
+    that played into it (the node's mover gets 1 - value, its parent's
+    mover value, and so on).  Returns the number of nodes updated; the walk
+    is bounded by the pool's size, whatever a corrupted parent link says."""
+    win = 1.0 - value
+    i = node
+    count = 0
+    while 0 <= i < ti.shape[1] and count < ti.shape[1]:
+        tf[F_VALUE_N, i] += 1.0
+        tf[F_VALUE_W, i] += win
+        win = 1.0 - win
+        count += 1
+        if i == ROOT:
+            break
+        i = ti[T_PARENT, i]
+    return count
 
 
 @njit(nogil=True, cache=True)

@@ -1,7 +1,8 @@
 """The network worker of the delayed priors (Maddison et al. 2015, section 6):
 one thread that takes the oldest tree leaves from the engine's queue
 (engine/priors.PriorQueue) in batches, runs the policy network on them, and
-hands the probabilities back; the queue writes them into the tree.  The
+hands the probabilities back, with the values of a network that has a value
+head (delayed values); the queue writes them into the tree.  The
 search threads never wait for it.
 
 The same worker runs on the GPU and on the CPU; only the batching policy
@@ -62,8 +63,13 @@ class PriorWorker(threading.Thread):
                 if not tickets:
                     continue
                 k = len(tickets)
-                probs = self.evaluator.evaluate(self._planes[:k], self._colors[:k])
-                q.deliver(tickets, probs)
+                if getattr(self.evaluator, "has_value", False):
+                    probs, values = self.evaluator.evaluate_value(
+                        self._planes[:k], self._colors[:k], q.komi)
+                    q.deliver(tickets, probs, values)
+                else:
+                    q.deliver(tickets, self.evaluator.evaluate(self._planes[:k],
+                                                               self._colors[:k]))
         except BaseException as e:      # the engine goes on with heuristic priors
             self.error = e
             log.exception("prior worker stopped: %s", e)

@@ -37,11 +37,11 @@ def test_three_second_soak_of_the_engine(capsys):
     assert re.match(r"started delayed-go \(pid \d+\) in [\d.]+s$", lines[1])
     assert lines[2] == "board 9x9, opening: G7 C3 G3 C7"
     m = re.match(r"baseline RSS ([\d.]+) MiB; bound ([\d.]+) MiB = baseline \+ tree cap "
-                 r"([\d.]+) MiB \(2 pools x 10000 nodes x 52 B, engine/tree.py's layout\) "
+                 rf"([\d.]+) MiB \(2 pools x 10000 nodes x {soak.NODE_BYTES} B, engine/tree.py's layout\) "
                  r"\+ slack 64.0 MiB$", lines[3])
     assert m, lines[3]
     baseline, bound, tree = map(float, m.groups())
-    assert tree == round(2 * 10000 * 52 / 2**20, 1)
+    assert tree == round(2 * 10000 * soak.NODE_BYTES / 2**20, 1)
     assert abs(bound - (baseline + tree + 64)) < 0.2
     assert lines[4] == "running 'lz-analyze B 20' for 3s, a sample every 1s"
     assert lines[5].split() == ["t_s", "rss_mib", "d_base", "pool_mib", "visits", "visits/s",

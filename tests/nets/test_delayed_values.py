@@ -1,0 +1,202 @@
+"""Delayed values (engine/tree.add_value, engine/priors.PriorQueue.deliver,
+engine/search.select_child): a value network's judgement of a node reaches
+the node and its ancestors once, never another tree, and moves the search.
+
+:class:`FakeValueNet` stands in for nets.evaluator with a value head whose
+answer the test chooses."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from engine.board import Board
+from engine.config import EngineConfig, SearchConfig
+from engine.patterns import load_gammas
+from engine.player import Player
+from engine.priors import PriorQueue
+from engine.search import Search
+from engine.tree import (F_VALUE_N, F_VALUE_W, F_VISITS, NN_PENDING, NN_READY, NO_NODE, ROOT,
+                         T_FIRST, T_MOVE, T_NCHILD, T_PARENT, T_STATE, Tree, add_value,
+                         init_node)
+from nets.worker import PriorWorker
+from tests.nets.test_delayed_priors import FakeNet, start_worker, wait_for
+
+OWN, OPP = 0, 1     # engine/features: the stones of the player to move, of the opponent
+
+
+class FakeValueNet(FakeNet):
+    """FakeNet's priors plus a value head: the player to move wins with
+    probability ``value``; where black has a stone on ``point`` (index
+    i * n + j), black wins with probability ``black_holds``."""
+
+    has_value = True
+
+    def __init__(self, value: float = 0.5, point: int | None = None,
+                 black_holds: float = 0.5, **kw):
+        super().__init__(**kw)
+        self.value, self.point, self.black_holds = value, point, black_holds
+        self.komis: list[float] = []
+
+    def evaluate_value(self, planes, colors, komi):
+        probs = self.evaluate(planes, colors)
+        self.komis.append(komi)
+        b = len(planes)
+        v = np.full(b, self.value, np.float32)
+        if self.point is not None:
+            black_to_move = np.asarray(colors).reshape(b) == 1
+            # planes 0 and 1: the stones of the player to move, of the opponent
+            black = np.where(black_to_move, planes[:, OWN].reshape(b, -1)[:, self.point],
+                             planes[:, OPP].reshape(b, -1)[:, self.point]) > 0
+            v[black] = np.where(black_to_move[black], self.black_holds, 1 - self.black_holds)
+        return probs, v
+
+
+def chain_tree() -> Tree:
+    """root(0) -> 1, 2; 1 -> 3, 4; 3 -> 5: blocks as expand makes them."""
+    tree = Tree(2048)
+    ti = tree.ti
+    blocks = {ROOT: (1, 2), 1: (3, 2), 3: (5, 1)}
+    for parent, (first, n) in blocks.items():
+        for k in range(first, first + n):
+            init_node(ti, tree.tf, k, 100 + k, parent)
+        ti[T_FIRST, parent], ti[T_NCHILD, parent] = first, n
+    tree.used = 6
+    return tree
+
+
+def test_a_value_goes_once_to_each_node_on_its_path_and_nowhere_else():
+    tree = chain_tree()
+    tf = tree.tf
+    assert add_value(tree.ti, tf, 5, 0.8) == 4          # 5, 3, 1 and the root
+    # node 5's mover gets 1 - 0.8 (the player to move at 5 wins with 0.8),
+    # its parent's mover 0.8, and so on, alternating up to the root
+    for node, win in ((5, 0.2), (3, 0.8), (1, 0.2), (ROOT, 0.8)):
+        assert tf[F_VALUE_N, node] == 1.0
+        assert abs(tf[F_VALUE_W, node] - win) < 1e-6
+    for node in (2, 4):
+        assert tf[F_VALUE_N, node] == 0.0 and tf[F_VALUE_W, node] == 0.0
+
+
+def test_the_queue_adds_a_reply_value_once():
+    """A node is NN_PENDING once: a second reply for it (a duplicate) finds
+    it NN_READY and adds nothing."""
+    tree = chain_tree()
+    ti, tf = tree.ti, tree.tf
+    queue = PriorQueue(tree)
+    queue.size = 19
+    ti[T_STATE, 3] = NN_PENDING
+    probs = np.full((1, 361), 1 / 361, np.float32)
+    ticket = [(queue.generation, 3, time.perf_counter())]
+    queue.deliver(ticket, probs, np.array([0.3], np.float32))
+    queue.deliver(ticket, probs, np.array([0.3], np.float32))
+    assert ti[T_STATE, 3] == NN_READY
+    assert queue.stats.valued == 1 and queue.stats.stale == 1
+    assert [float(tf[F_VALUE_N, i]) for i in range(6)] == [1, 1, 0, 1, 0, 0]
+    assert abs(tf[F_VALUE_W, 3] - 0.7) < 1e-6 and abs(tf[F_VALUE_W, 1] - 0.3) < 1e-6
+
+
+def _best_reply(player) -> None:
+    """Play the root's most visited reply: the search keeps its subtree, at
+    new indices."""
+    tree = player.search.tree
+    best = max(tree.children(ROOT), key=lambda i: tree.tf[F_VISITS, i])
+    player.play("w", player.game.board.coords(int(tree.ti[T_MOVE, best])))
+    assert tree.used > 1, "the reply's subtree should be kept"
+
+
+def test_a_value_of_an_old_position_never_reaches_the_new_tree():
+    """Replies held back by a gate while the position changes (undo; a play
+    that keeps a subtree): when they come, no value lands anywhere."""
+    for change in (lambda p: p.undo(), _best_reply):
+        gate = threading.Event()
+        net = FakeValueNet(value=0.9, gate=gate)
+        player = Player(EngineConfig(board_size=9, rollouts=2000, seed=5), net,
+                        start_worker(net))
+        try:
+            player.genmove("b")
+            queue = player.search.queue
+            assert queue.stats.requested > queue.stats.evaluated, "the gate holds replies back"
+            change(player)
+            tree = player.search.tree
+            before = tree.tf[F_VALUE_N, :tree.used].copy()
+            valued = queue.stats.valued
+            gate.set()
+            assert wait_for(lambda: queue.depth() == 0)
+            time.sleep(0.2)
+            assert np.array_equal(tree.tf[F_VALUE_N, :tree.used], before)
+            assert queue.stats.valued == valued
+        finally:
+            gate.set()
+            player.close()
+
+
+def test_values_arrive_with_the_search_komi_and_fill_the_root():
+    net = FakeValueNet(value=0.25)
+    search = Search(SearchConfig(), load_gammas(), 1, 3)
+    search.attach_network(net.evaluate, net.supports, value=net.evaluate_value)
+    worker = PriorWorker(search.queue, net, batch=16)
+    worker.start()
+    try:
+        r = search.run(Board(9), 5.5, max_sims=3000)
+    finally:
+        worker.stop()
+    assert set(net.komis) == {5.5}
+    valued = search.queue.stats.valued
+    assert valued == search.queue.stats.evaluated > 20
+    tf = search.tree.tf
+    # the root's own evaluation and every delayed one below it
+    assert tf[F_VALUE_N, ROOT] == valued + 1
+    # every position says its player to move wins a quarter of games: a
+    # root child (white to move) gives its mover, black, 0.75, and deeper
+    # positions alternate 0.25 and 0.75
+    judged = [i for i in search.tree.children(ROOT) if tf[F_VALUE_N, i] > 0]
+    assert judged
+    for i in judged:
+        n = tf[F_VALUE_N, i]
+        assert tf[F_VALUE_W, i] >= 0.75 * n - 0.5 * (n - 1) - 1e-4
+
+
+def test_the_value_turns_the_choice():
+    """Rollouts think little of black's B2 on an empty 7x7 board, and the
+    network's prior for it (three times any other point's) does not change
+    their mind; a value network that says black wins wherever it holds B2
+    makes the search choose it, while the same search with lambda = 0 does
+    not (5 seeds of 2,000 simulations, nodes evaluated from their second
+    visit; the worker's timing varies, so one seed may miss).  The prior matters: a move the search never visits never gets
+    a value, as in AlphaGo, where the policy decides what is read."""
+    b2 = 5 * 7 + 1
+    chosen = {}
+    for lam in (0.0, 0.5):
+        picks = []
+        for seed in range(1, 6):
+            net = FakeValueNet(value=0.5, point=b2, black_holds=0.98, favourite=b2, weight=3)
+            search = Search(SearchConfig(value_weight=lam, nn_visits=2), load_gammas(), 1, seed)
+            search.attach_network(net.evaluate, net.supports, value=net.evaluate_value)
+            worker = PriorWorker(search.queue, net, batch=16)
+            worker.start()
+            try:
+                board = Board(7)
+                r = search.run(board, 7.5, max_sims=2000)
+            finally:
+                worker.stop()
+            picks.append(board.name(r.move))
+        chosen[lam] = picks
+    assert chosen[0.5].count("B2") >= 4, chosen
+    assert chosen[0.0].count("B2") <= 1, chosen
+
+
+def test_a_network_without_a_value_head_brings_priors_only():
+    net = FakeNet()
+    player = Player(EngineConfig(board_size=9, rollouts=1500, seed=2), net, start_worker(net))
+    try:
+        player.search.run(player.game.board, 7.5, max_sims=1500)
+        tree = player.search.tree
+        assert wait_for(lambda: player.search.queue.depth() == 0)
+        assert player.search.queue.stats.evaluated > 0
+        assert not tree.tf[F_VALUE_N, :tree.used].any()
+        assert tree.ti[T_PARENT, ROOT] == NO_NODE
+    finally:
+        player.close()
