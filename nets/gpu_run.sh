@@ -13,7 +13,7 @@
 # The run resumes from DATA/MODEL.pt, else from the committed
 # nets/weights/MODEL.pt, else starts afresh (a value net, res6v, from the
 # policy net nets/weights/res6.pt, its new heads at HEAD_LR_SCALE (5) times
-# the learning rate); it trains for MINUTES, evaluates and checkpoints, then
+# the learning rate, two positions a game); it trains for MINUTES, evaluates and checkpoints, then
 # measures top-1/5/10 on the held-out caches, and a value net's value head by
 # game phase (bench.value, value.txt; the caches must keep the games'
 # results: build them with this version of nets.data).
@@ -69,7 +69,8 @@ for ck in "$DATA/$MODEL.pt" "nets/weights/$MODEL.pt"; do
 done
 value=$($PY -c "from nets.models import MODELS; print(MODELS.get('$MODEL', {}).get('arch') == 'res_value')")
 if [ ${#resume[@]} -eq 0 ] && [ "$value" = True ]; then
-    resume=(--init-from nets/weights/res6.pt --head-lr-scale "${HEAD_LR_SCALE:-5}")
+    resume=(--init-from nets/weights/res6.pt --head-lr-scale "${HEAD_LR_SCALE:-5}" \
+            --positions-per-game 2)
 fi
 
 gen_pid=

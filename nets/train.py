@@ -126,8 +126,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--checkpoint-every", type=int, default=None,
                     help="also write last.pt every N steps (default: at evaluations only)")
     ap.add_argument("--val-positions", type=int, default=4096)
-    ap.add_argument("--positions-per-game", type=int, default=8,
-                    help="positions taken from each replayed game")
+    ap.add_argument("--positions-per-game", type=int, default=None,
+                    help="positions taken from each replayed game (default 8, or the "
+                         "checkpoint's when resuming; a value net learns faster from fewer: "
+                         "the positions of a game share its result)")
     ap.add_argument("--workers", type=int, default=None,
                     help="data loader processes (default: 0 on CPU, min(8, cores-1) on CUDA)")
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
@@ -597,6 +599,8 @@ def train(args: argparse.Namespace) -> dict:
         args.value_weight = float(state.get("value_weight", 1.0))
     if args.head_lr_scale is None:
         args.head_lr_scale = float(state.get("head_lr_scale", 1.0))
+    if args.positions_per_game is None:
+        args.positions_per_game = int(state.get("positions_per_game", 8))
     if args.clip_grad is None:
         args.clip_grad = state.get("clip_grad")
     elif args.clip_grad == "none":
