@@ -130,15 +130,16 @@ class Player:
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) every kernel a GTP command
         can reach, on a throw-away 7x7 search, so that no command pays for it.
-        A first start compiles them for a minute or two, silent otherwise:
+        A first start compiles them for a minute or more, silent otherwise:
         it says so first, at warning level (shown with --quiet too), so that
         a user or a GUI waiting for its first answer can tell it from a hang."""
         started = time.perf_counter()
         cache = pathlib.Path(numba_config.CACHE_DIR) if numba_config.CACHE_DIR else None
         marker = cache / f"warm-{SOURCE_DIGEST}" if cache else None
         if marker is None or not marker.exists():
-            log.warning("compiling the engine's kernels: once for this version, about 1-2 "
-                        "minutes; later starts load them from numba's cache in seconds")
+            log.warning("compiling the engine's kernels: once for this version, a minute or "
+                        "two (more on a busy machine); later starts load them from numba's "
+                        "cache in seconds")
         spare = Search(self.config.search.__class__(max_nodes=20_000), self.search.gammas, 1, 1)
         board = Game(size=7).board
         spare.run(board, 7.5, max_sims=64)
