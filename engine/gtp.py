@@ -1,12 +1,11 @@
-"""Composition root: ``delayed-go [options]`` (the console command,
-pyproject.toml's [project.scripts]) or ``python -m engine.gtp [options]``
-speaks GTP on stdin/stdout.  Parses the command line into the frozen
-configs, loads the policy network (nets/, imported lazily here and nowhere
-else in engine/) and starts its prior worker, builds the player and its
-analysis front (engine/analysis.py), warms up the numba kernels (so no GTP
-command pays for compiling), and serves the standard GTP registry plus the
-engine's extensions.  stdout belongs to GTP alone; logs and GoGui's live
-graphics go to stderr."""
+"""Composition root: ``python -m engine.gtp [options]`` speaks GTP on
+stdin/stdout.  Parses the command line into the frozen configs, loads the
+policy network (nets/, imported lazily here and nowhere else in engine/)
+and starts its prior worker, builds the player and its analysis front
+(engine/analysis.py), warms up the numba kernels (so no GTP command pays
+for compiling), and serves the standard GTP registry plus the engine's
+extensions.  stdout belongs to GTP alone; logs and GoGui's live graphics go
+to stderr.  The console command ``delayed-go`` (pyproject.toml) is cli()."""
 
 from __future__ import annotations
 
