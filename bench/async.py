@@ -11,7 +11,8 @@ worker of nets/worker.py on the GPU if there is one, else on the CPU with
 
 * rollouts/s without the network and with it, and their ratio;
 * network evaluations per second, the fraction of the expanded nodes that
-  got the network's priors, requests dropped (stale or past the queue's
+  got the network's priors, and of a value network's, the fraction that got
+  a value too (delayed values), requests dropped (stale or past the queue's
   bound) and deferred (the thread's ring was full);
 * median and 95th-percentile lag from a request's publication to its
   priors in the tree, the worker's mean batch, and the visit threshold the
@@ -52,7 +53,8 @@ def measure(size: int, seconds: float, threads: int, evaluator, batch: int,
     null = _TimedSearch(cfg, gammas, threads=threads, seed=seed)
     r0 = null.run(Board(size), 7.5, seconds=seconds)
     search = _TimedSearch(cfg, gammas, threads=threads, seed=seed)
-    search.attach_network(evaluator.evaluate, evaluator.supports)
+    search.attach_network(evaluator.evaluate, evaluator.supports,
+                          value=evaluator.evaluate_value if evaluator.has_value else None)
     worker = PriorWorker(search.queue, evaluator, batch)
     worker.start()
     try:
@@ -69,6 +71,8 @@ def measure(size: int, seconds: float, threads: int, evaluator, batch: int,
         "evals_per_s": round(n.evaluated / r1.seconds, 1),
         "expanded": expanded, "evaluated": n.evaluated,
         "fraction_evaluated": round(n.evaluated / expanded, 3) if expanded else 0.0,
+        "valued": n.valued,
+        "fraction_valued": round(n.valued / expanded, 3) if expanded else 0.0,
         "dropped": n.dropped, "deferred": n.deferred,
         "lag_median_ms": round(n.lag_median_ms, 1), "lag_p95_ms": round(n.lag_p95_ms, 1),
         "visit_threshold_end": n.nn_visits, "mean_batch": round(n.mean_batch, 1),
@@ -77,14 +81,15 @@ def measure(size: int, seconds: float, threads: int, evaluator, batch: int,
 
 def format_table(rows: list[dict]) -> str:
     head = ("| board | rollouts/s, no network | rollouts/s, delayed priors | ratio "
-            "| evaluations/s | expanded nodes evaluated | dropped | deferred "
-            "| lag median / p95 (ms) | mean batch | visit threshold at end |")
-    out = [head, "|" + "---|" * 11]
+            "| evaluations/s | expanded nodes evaluated | expanded nodes valued | dropped "
+            "| deferred | lag median / p95 (ms) | mean batch | visit threshold at end |")
+    out = [head, "|" + "---|" * 12]
     for r in rows:
         out.append(f"| {r['size']}x{r['size']} | {r['rollouts_per_s_null']:,.0f} "
                    f"| {r['rollouts_per_s_net']:,.0f} | {r['ratio']:.2f} "
                    f"| {r['evals_per_s']:,.0f} "
                    f"| {r['fraction_evaluated']:.1%} ({r['evaluated']:,} of {r['expanded']:,}) "
+                   f"| {r['fraction_valued']:.1%} "
                    f"| {r['dropped']:,} | {r['deferred']:,} "
                    f"| {r['lag_median_ms']:.0f} / {r['lag_p95_ms']:.0f} "
                    f"| {r['mean_batch']:.1f} | {r['visit_threshold_end']:g} |")

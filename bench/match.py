@@ -1,6 +1,7 @@
 """Play a match between two GTP engines and report the result.
 
-    python -m bench.match --games N [--size 9] [--komi 7.5]
+    python -m bench.match --games N [--size 9] [--komi 7.5] [--handicap H]
+        [--engine-color alternate|black|white]
         [--engine "python -m engine.gtp --rollouts 10000 --quiet"]
         [--opponent "/usr/games/gnugo --mode gtp --level 10 --chinese-rules"]
         [--sgf-dir DIR] [--parallel K] [--max-moves M] [--timeout SEC]
@@ -8,7 +9,11 @@
         [--opponent-setup CMD]... [--json FILE]
 
 Game ``i`` (0-based) gives the engine under test Black when ``i`` is even,
-White when odd.  Both programs are started afresh for every game (a crash
+White when odd (``--engine-color black`` or ``white`` fixes its colour: a
+handicap match).  ``--handicap H`` (2 or more) gives Black H stones at
+GTP's fixed places: both programs get ``fixed_handicap H`` after ``komi``
+and must answer those places (a program that places them elsewhere, or
+refuses, forfeits), and White moves first; the SGF record has them (AB, HA).  Both programs are started afresh for every game (a crash
 or hang cannot leak into the next game) and get ``boardsize``,
 ``clear_board`` and ``komi``, then the ``--engine-setup`` /
 ``--opponent-setup`` commands (repeatable: rules, threads or time per move
@@ -101,6 +106,7 @@ from sgfmill import sgf as sgfmill
 
 from bench.stats import wilson
 from engine.board import BLACK, PASS, WHITE, Board
+from engine.game import fixed_handicap_points, max_fixed_handicap
 from engine.sgf import dumps
 from gtp.client import GtpClient, GtpClientError
 from gtp.protocol import GtpError
@@ -234,6 +240,8 @@ class MatchConfig:
     games: int = 1
     clock: ClockSpec | None = None
     setup: dict[str, list[str]] | None = None   # role -> GTP commands after komi
+    handicap: int = 0                           # fixed handicap stones (0: an even game)
+    engine_color: str = "alternate"             # or "black", "white": the engine's colour
 
 
 def split_command(text: str) -> list[str]:
@@ -403,16 +411,23 @@ def is_gnugo(name: str | None) -> bool:
 def play_game(index: int, cfg: MatchConfig) -> dict:
     """Play game ``index``; never raises for a program's misbehaviour."""
     started = time.perf_counter()
-    engine_color = BLACK if index % 2 == 0 else WHITE
+    engine_color = {"black": BLACK, "white": WHITE}.get(
+        cfg.engine_color, BLACK if index % 2 == 0 else WHITE)
     color_of = {"engine": engine_color, "opponent": WHITE if engine_color == BLACK else BLACK}
     argv_of = {"engine": cfg.engine, "opponent": cfg.opponent}
     size, komi = cfg.size, cfg.komi
     rec: dict = {"game": index + 1, "engine_color": LETTER[engine_color],
-                 "size": size, "komi": komi}
+                 "size": size, "komi": komi, "handicap": cfg.handicap}
     players: dict[str, Side] = {}
     names = {r: Path(argv_of[r][0]).name for r in ROLES}
     gtp_names: dict[str, str | None] = {r: None for r in ROLES}
     board = Board(size)
+    stones = [board.point(*v) for v in fixed_handicap_points(size, cfg.handicap)] \
+        if cfg.handicap else []
+    for p in stones:
+        board.place(p, BLACK)
+    first = WHITE if stones else BLACK
+    board.to_move = first
     moves: list[tuple[int, tuple[int, int] | None]] = []
     notes: list[str] = []
     error = None
@@ -436,6 +451,13 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             p.send(f"boardsize {size}")
             p.send("clear_board")
             p.send(f"komi {komi:g}")
+            if stones:
+                placed = {board.point(*v) for v in (
+                    parse_vertex(t, size) for t in p.send(f"fixed_handicap {cfg.handicap}").split())
+                    if v is not None}
+                if placed != set(stones):
+                    raise Forfeit(role, "garbage", f"fixed_handicap {cfg.handicap} placed the "
+                                  f"stones elsewhere than GTP's fixed places")
             for command in (cfg.setup or {}).get(role, []):
                 p.send(command)
             if cfg.clock is not None:
@@ -450,7 +472,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             while True:
                 if len(moves) >= limit:
                     return "max moves", f"{limit} moves played (--max-moves)", None
-                c = BLACK if len(moves) % 2 == 0 else WHITE
+                c = first if len(moves) % 2 == 0 else 3 - first
                 mover = "engine" if c == engine_color else "opponent"
                 other = "opponent" if mover == "engine" else "engine"
                 clock = clocks.get(mover)
@@ -520,6 +542,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
     finally:
         for p in players.values():
             p.close()
+    rec["setup"] = [format_vertex(board.coords(p), size) for p in stones]
     if end == "resignation":
         result = f"{LETTER[winner]}+R"
     elif end == "time":
@@ -592,8 +615,10 @@ def score_game(board: Board, komi: float, players: dict[str, Side],
 
 
 def write_sgf(cfg: MatchConfig, tag: str, rec: dict, moves) -> Path:
-    text = dumps(cfg.size, cfg.komi, [], moves, players=(rec["black"], rec["white"]),
-                 result=rec["result"])
+    setup = [(BLACK, parse_vertex(v, cfg.size)) for v in rec.get("setup", [])]
+    text = dumps(cfg.size, cfg.komi, setup, moves, handicap=len(setup),
+                 players=(rec["black"], rec["white"]), result=rec["result"],
+                 to_move=WHITE if setup else None)
     game = sgfmill.Sgf_game.from_string(text)
     root = game.get_root()
     root.set("GN", f"match game {rec['game']} of {cfg.games}")
@@ -638,6 +663,8 @@ def summarise(all_records: list[dict]) -> dict:
     errors = [{"game": r["game"], **r["error"]} for r in all_records if r["error"]]
     lengths = [r["moves"] for r in records]
     scored = [r for r in records if r.get("referee")]
+    margins = [r["score"] * (1 if r["engine_color"] == "B" else -1) for r in scored
+               if r.get("score") is not None]
     return {
         "games": n, "void": len(all_records) - n, "wins": wins, "losses": losses, "draws": draws,
         "win_rate": round(rate, 4), "wilson95": [round(lo, 4), round(hi, 4)],
@@ -649,6 +676,7 @@ def summarise(all_records: list[dict]) -> dict:
         "errors": errors,
         "errors_by_side": {role: sum(1 for e in errors if e["side"] == role) for role in ROLES},
         "scored_games": len(scored),
+        "mean_margin": round(sum(margins) / len(margins), 1) if margins else None,
         "played_out": sum(1 for r in records if r.get("play_out")),
         "score_disagreements": sum(1 for r in scored if r.get("score_agrees") is False),
         "lost_on_time": {role: sum(1 for r in records if r["end"] == "time"
@@ -671,7 +699,9 @@ def per_move(records: list[dict], role: str) -> float | None:
 def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
     out = out or sys.stdout
     w = lambda *a: print(*a, file=out)  # noqa: E731
-    w(f"match: {s['games']} games on {cfg.size}x{cfg.size}, komi {cfg.komi:g}, Chinese (area) scoring")
+    w(f"match: {s['games']} games on {cfg.size}x{cfg.size}, komi {cfg.komi:g}"
+      + (f", handicap {cfg.handicap} (fixed)" if cfg.handicap else "")
+      + ", Chinese (area) scoring")
     w(f"  engine:   {shlex.join(cfg.engine)}")
     w(f"  opponent: {shlex.join(cfg.opponent)}")
     lo, hi = s["wilson95"]
@@ -691,7 +721,8 @@ def print_summary(s: dict, cfg: MatchConfig, out=None) -> None:
     if s["scored_games"]:
         w(f"scored games: {s['scored_games']}, referee final_score disagreed with the "
           f"area count in {s['score_disagreements']}; dead-stone lists differed and the "
-          f"game was played out in {s['played_out']}")
+          f"game was played out in {s['played_out']}; the engine's mean margin in them "
+          f"{s['mean_margin']:+g} points")
     if cfg.clock is not None:
         lt, lm = s["lost_on_time"], s["longest_move"]
         w(f"clock {cfg.clock.kgs().split(' ', 1)[1]}: lost on time: engine {lt['engine']}, "
@@ -763,6 +794,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=10, help="games to play (default %(default)s)")
     ap.add_argument("--size", type=int, default=9, help="board size (default %(default)s)")
     ap.add_argument("--komi", type=float, default=7.5, help="komi (default %(default)s)")
+    ap.add_argument("--handicap", type=int, default=0,
+                    help="fixed handicap stones for Black, White moving first (default: none)")
+    ap.add_argument("--engine-color", choices=("alternate", "black", "white"),
+                    default="alternate",
+                    help="the engine's colour (default: black in odd games, white in even)")
     ap.add_argument("--engine", default=DEFAULT_ENGINE,
                     help="command line of the engine under test (default %(default)r)")
     ap.add_argument("--opponent", default=DEFAULT_OPPONENT,
@@ -802,6 +838,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(f"bad command line: {e}")
     sgf_dir = args.sgf_dir or Path("runs") / f"match-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    if args.handicap and not 2 <= args.handicap <= max_fixed_handicap(args.size):
+        ap.error(f"--handicap must be from 2 to {max_fixed_handicap(args.size)} on "
+                 f"{args.size}x{args.size} (GTP's fixed places), or 0")
     max_moves = args.max_moves if args.max_moves is not None else 3 * args.size * args.size
     if max_moves < 1:
         ap.error("--max-moves must be at least 1")
@@ -809,7 +848,8 @@ def main(argv: list[str] | None = None) -> int:
                       max_moves=max_moves, timeout=args.timeout,
                       startup_timeout=args.startup_timeout, sgf_dir=sgf_dir, games=args.games,
                       clock=clock, setup={"engine": args.engine_setup,
-                                          "opponent": args.opponent_setup})
+                                          "opponent": args.opponent_setup},
+                      handicap=args.handicap, engine_color=args.engine_color)
     print(f"match: {args.games} games, SGF to {sgf_dir}/", file=sys.stderr, flush=True)
     started = time.perf_counter()
     records = run_match(cfg, args.parallel)
@@ -821,7 +861,9 @@ def main(argv: list[str] | None = None) -> int:
         out = {"command": shlex.join([sys.executable, "-m", "bench.match",
                                       *(sys.argv[1:] if argv is None else argv)]),
                "config": {"engine": engine, "opponent": opponent, "size": args.size,
-                          "komi": args.komi, "games": args.games, "parallel": args.parallel,
+                          "komi": args.komi, "handicap": args.handicap,
+                          "engine_color": args.engine_color,
+                          "games": args.games, "parallel": args.parallel,
                           "max_moves": max_moves, "timeout": args.timeout,
                           "startup_timeout": args.startup_timeout, "sgf_dir": str(sgf_dir),
                           "clock": args.clock, "engine_setup": args.engine_setup,

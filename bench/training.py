@@ -2,6 +2,7 @@
 
     python -m bench.training CACHE [--models small6,res6,maddison12]
         [--threads 1,2] [--precisions fp32,bf16] [--seconds 20] [--batch 128]
+        [--memory-formats contiguous,channels_last]
 
 ``CACHE`` is a game cache (``python -m nets.data build``).  For each model,
 thread count and precision, a freshly initialised net is trained with Adam
@@ -12,7 +13,11 @@ untimed steps, steps are timed for ``--seconds`` of wall time.  Positions/s
 = batch x steps / time, so the feature computation counts as it does in a
 run with no loader workers.
 
-Prints a Markdown table (network, params, threads, positions/s per
+A value net (res6v) trains its value head too, on the cache's game
+results.  ``--memory-formats`` times each layout of the activations
+(``nets.train --memory-format``; default: the one nets.train's auto picks).
+
+Prints a Markdown table (network, params, threads, layout, positions/s per
 precision, ratio of the last precision to the first).  Exit status 2 with
 ``error: ...`` for a missing cache, an unknown model or bad arguments.
 """
@@ -32,25 +37,29 @@ from bench.inference import (BenchError, parse_counts, parse_precisions, speed_t
 from nets import data as D
 from nets.models import MODELS, build_model, count_parameters
 from nets.precision import autocast, resolve as resolve_precision
-from nets.train import train_step
+from nets.train import pick_memory_format, policy_value_loss, train_step
 
 CPU = torch.device("cpu")
 
 
 def steps_per_second(model: str, sampler: D.PositionSampler, batch: int, precision: str,
-                     seconds: float) -> float:
+                     seconds: float, memory_format=torch.contiguous_format) -> float:
     """Positions per second of ``model`` trained in ``precision``."""
     torch.manual_seed(0)
-    net = build_model(model).train()
+    net = build_model(model).train().to(memory_format=memory_format)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    values = getattr(net, "has_value", False)
 
     def ctx():
         return autocast(CPU, precision)
 
     def step(k: int) -> None:
-        x, y, c = sampler.batch(batch, k)
+        x, y, c, where = sampler.batch(batch, k, info=True)
+        v = torch.from_numpy(sampler.value_targets(where["game"], c)) if values else None
         train_step(net, opt, torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c),
-                   CPU, ctx)
+                   CPU, ctx, (lambda o, y, x, v: policy_value_loss(o, y, v, 1.0)) if values
+                   else (lambda logits, y, x: torch.nn.functional.cross_entropy(logits, y)),
+                   v=v, memory_format=memory_format)
 
     for k in range(3):
         step(k)
@@ -84,20 +93,30 @@ def run(args: argparse.Namespace) -> list[dict]:
     print(f"nets.train steps on {args.cache} ({cache.n_games:,} games), batch {args.batch}, "
           f"Adam, features included, {args.seconds:g} s per cell (auto precision: {auto[0]}, "
           f"{auto[1]}), torch {torch.__version__}", flush=True)
-    print(speed_table_head(["network", "params", "threads"], precisions), flush=True)
+    formats = [f.strip() for f in args.memory_formats.split(",") if f.strip()] \
+        if args.memory_formats else ["auto"]
+    bad = [f for f in formats if f not in ("auto", "contiguous", "channels_last")]
+    if bad:
+        raise BenchError(f"--memory-formats: unknown {bad} (contiguous, channels_last, auto)")
+    print(speed_table_head(["network", "params", "threads", "layout"], precisions), flush=True)
     rows = []
     for model in models:
-        params = count_parameters(build_model(model))
+        net = build_model(model)
+        params = count_parameters(net)
         for t in threads:
             torch.set_num_threads(t)
-            speeds = []
-            for p in precisions:
-                precision = resolve_precision(p, CPU)[0]
-                speed = steps_per_second(model, sampler, args.batch, precision, args.seconds)
-                rows.append({"model": model, "threads": t, "precision": precision,
-                             "positions_per_s": speed})
-                speeds.append(speed)
-            print(speed_table_row([model, f"{params:,}", t], speeds), flush=True)
+            for f in formats:
+                fmt = pick_memory_format(f, net.config, CPU)
+                layout = "channels_last" if fmt == torch.channels_last else "contiguous"
+                speeds = []
+                for p in precisions:
+                    precision = resolve_precision(p, CPU)[0]
+                    speed = steps_per_second(model, sampler, args.batch, precision, args.seconds,
+                                             fmt)
+                    rows.append({"model": model, "threads": t, "precision": precision,
+                                 "layout": layout, "positions_per_s": speed})
+                    speeds.append(speed)
+                print(speed_table_row([model, f"{params:,}", t, layout], speeds), flush=True)
     return rows
 
 
@@ -112,6 +131,9 @@ def main(argv=None) -> int:
                     help="comma-separated precisions (fp32, bf16, auto)")
     ap.add_argument("--seconds", type=float, default=20.0, help="timed seconds per cell")
     ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--memory-formats", default=None,
+                    help="comma-separated activation layouts to time (contiguous, "
+                         "channels_last; default: the one nets.train picks)")
     args = ap.parse_args(argv)
     try:
         run(args)

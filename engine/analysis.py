@@ -100,7 +100,7 @@ class Analysis:
         return board
 
     def _key(self, board: Board) -> tuple:
-        return position_key(board) + (self.player.game.komi,)
+        return position_key(board) + (self.player.search_komi(board.to_move),)
 
     def make_report(self, board: Board, result: SearchResult, *, ownership: bool = False,
                     min_moves: int = 0, max_moves: int = 0) -> Report:
@@ -134,7 +134,7 @@ class Analysis:
         search = self.player.search
         if position_key(board) != search.root_key:
             search.clear()      # so that no snapshot shows another position's tree
-        komi = self.player.game.komi
+        komi = self.player.search_komi(board.to_move)
         history = self.player.history()
 
         def work() -> None:
@@ -321,7 +321,7 @@ class Analysis:
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         cfg = self.player.config
-        result = self.player.search.run(board, self.player.game.komi,
+        result = self.player.search.run(board, self.player.search_komi(board.to_move),
                                         max_sims=min(cfg.rollouts, GUI_ROLLOUTS),
                                         seconds=cfg.move_time, history=self.player.history())
         rep = self.make_report(board, result, ownership=True)
@@ -408,5 +408,7 @@ class Analysis:
             return ""
         board = self.player.game.board
         line = " ".join(board.name(p) for p in r.candidates[0].pv) if r.candidates else ""
-        return (f"{r.sims} rollouts in {r.seconds:.2f}s, winrate {r.winrate:.3f},"
-                f" best line {line or 'none'}")
+        komi = self.player.last_komi
+        return (f"{r.sims} rollouts in {r.seconds:.2f}s, winrate {r.winrate:.3f}"
+                + (f" at dynamic komi {komi:g}" if komi != self.player.game.komi else "")
+                + f", best line {line or 'none'}")

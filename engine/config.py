@@ -84,6 +84,18 @@ class SearchConfig:
                                     # network's), selection and the reported winrates use
                                     # (1 - lambda) * rollout mean + lambda * value mean
                                     # (AlphaGo: 0.5); without a value network it does nothing
+    # dynamic komi (engine/player.py, Player.search_komi): the komi the search plays with,
+    # never the one the game is counted with
+    dyn_komi: int = 1               # 0 off; 1 linear, in handicap games only; 2 adaptive, in
+                                    # every game (keeps the engine's winrate in the band below)
+    dyn_komi_stone: float = 7.0     # linear: points of komi given to white per handicap stone
+                                    # at the start (Pachi's value) ...
+    dyn_komi_moves: int = 200       # ... falling to none at this move (19x19; other sizes in
+                                    # proportion to their area)
+    dyn_komi_low: float = 0.45      # adaptive: below this winrate the komi moves in the
+                                    # engine's favour, above dyn_komi_high against it
+    dyn_komi_high: float = 0.65
+    dyn_komi_limit: float = 60.0    # adaptive: never more than this many points from the real komi
     own_doubt: float = 0.5          # the ownership network decides the points whose playout
                                     # ownership is below this in size (search.blend_ownership)
 
@@ -100,6 +112,10 @@ class SearchConfig:
         check_range("fpu", self.fpu, 0.0, 1.0)
         check_range("own_doubt", self.own_doubt, 0.0, 1.0)
         check_range("value_weight", self.value_weight, 0.0, 1.0)
+        check_range("dyn_komi", self.dyn_komi, 0, 2)
+        check_range("dyn_komi_low", self.dyn_komi_low, 0.0, 1.0)
+        check_range("dyn_komi_high", self.dyn_komi_high, self.dyn_komi_low, 1.0)
+        check_range("dyn_komi_moves", self.dyn_komi_moves, 1, 10_000)
 
 
 @dataclass(frozen=True)

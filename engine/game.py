@@ -91,6 +91,9 @@ class Game:
     def __post_init__(self) -> None:
         self.board = Board(self.size)
         self.first_to_move = BLACK
+        # adaptive dynamic komi (engine/player.py): points given to white on top of
+        # the komi in the searches for each colour, moved after each of its moves
+        self.komi_adjust = {BLACK: 0.0, WHITE: 0.0}
 
     # changes -------------------------------------------------------------
     def reset(self, size: int | None = None) -> None:
@@ -100,6 +103,7 @@ class Game:
         self.moves.clear()
         self.board = Board(self.size)
         self.first_to_move = BLACK
+        self.komi_adjust = {BLACK: 0.0, WHITE: 0.0}
 
     def play(self, color: int, p: int) -> int:
         """Play a move of either colour (GTP allows any order)."""
@@ -124,7 +128,9 @@ class Game:
         moves = self.moves[:-1]
         setup = list(self.setup)
         first = self.first_to_move
+        adjust = dict(self.komi_adjust)
         self.reset()
+        self.komi_adjust = adjust
         if setup:
             self.place_setup(setup, first)
         for color, p in moves:
@@ -134,6 +140,15 @@ class Game:
     @property
     def to_move(self) -> int:
         return self.board.to_move
+
+    @property
+    def handicap(self) -> int:
+        """Handicap stones: black setup stones, none white, White to move
+        first (0 for an even game)."""
+        if self.first_to_move != WHITE or not self.setup \
+                or any(c != BLACK for c, _ in self.setup):
+            return 0
+        return len(self.setup)
 
     def is_over(self) -> bool:
         """Two passes in a row end the game."""

@@ -97,6 +97,7 @@ class Player:
         self._sampler = random.Random(seed)
         self._wire_network()
         self.last_result: SearchResult | None = None
+        self.last_komi = self.game.komi         # the komi of last_result's search
         self._ownership: tuple | None = None
         self._count_cache: tuple | None = None
 
@@ -236,11 +237,69 @@ class Player:
         self._play(c, move)
         return self._vertex(move)
 
+    def search_komi(self, c: int) -> float:
+        """The komi the search plays with for ``c`` to move (dynamic komi,
+        ``SearchConfig.dyn_komi``); the game is always counted with
+        ``game.komi``.  A Monte-Carlo search that sees every move losing (as
+        White giving handicap) or every move winning (as Black taking it)
+        cannot tell its moves apart: pretending that the komi makes the
+        game even restores the difference (Pachi's dynamic komi).
+
+        * linear (1, the default, handicap games only): white gets
+          ``dyn_komi_stone`` points per handicap stone more at the start,
+          falling in a straight line to none at move ``dyn_komi_moves``
+          (19x19; other sizes in proportion to their area);
+        * adaptive (2, any game): the komi moves after each of ``c``'s
+          moves so that its winrate stays between ``dyn_komi_low`` and
+          ``dyn_komi_high`` (:meth:`_adapt_komi`)."""
+        cfg, game = self.config.search, self.game
+        if cfg.dyn_komi == 1:
+            return game.komi + self.linear_komi_extra()
+        if cfg.dyn_komi == 2:
+            return game.komi + game.komi_adjust[c]
+        return game.komi
+
+    def linear_komi_extra(self) -> float:
+        """Linear dynamic komi: the points given to white on top of the komi
+        at this move of a handicap game (0 in an even game)."""
+        cfg, game = self.config.search, self.game
+        h = game.handicap
+        if h < 2:
+            return 0.0
+        end = cfg.dyn_komi_moves * game.size * game.size / 361.0
+        return cfg.dyn_komi_stone * h * max(0.0, 1.0 - len(game.moves) / end)
+
+    def _adapt_komi(self, c: int, result: SearchResult) -> None:
+        """Adaptive dynamic komi, after a search for ``c`` at the komi
+        ``search_komi(c)``: outside the winrate band, move the komi by
+        half the count's lead (at least a point) against ``c`` when it wins
+        too surely, in its favour when it loses too surely; never more than
+        ``dyn_komi_limit`` points from the real komi."""
+        cfg, game = self.config.search, self.game
+        w = result.winrate
+        if cfg.dyn_komi != 2 or result.sims == 0 or cfg.dyn_komi_low <= w <= cfg.dyn_komi_high:
+            return
+        pts = np.fromiter(game.board.points(), np.int64)
+        black_minus_white = float(result.ownership[pts].sum())
+        lead = (black_minus_white - self.search_komi(c)) * (1 if c == BLACK else -1)  # c's view
+        step = max(1.0, abs(lead) / 2.0)
+        towards_c = -1.0 if c == BLACK else 1.0        # komi change that helps c
+        change = step * (towards_c if w < cfg.dyn_komi_low else -towards_c)
+        adjust = game.komi_adjust[c] + change
+        game.komi_adjust[c] = max(-cfg.dyn_komi_limit, min(cfg.dyn_komi_limit, adjust))
+
+    def komi_helps(self, c: int) -> bool:
+        """Whether the search's komi is on ``c``'s side of the real one: its
+        winrate is then not the real game's, and it does not resign."""
+        extra = self.search_komi(c) - self.game.komi
+        return extra > 0 if c == WHITE else extra < 0
+
     def _search_move(self, c: int, color: str, cleanup: bool) -> int | str:
         """The search's move for ``c`` (to move), with _decide's rules."""
         game = self.game
         budget = self._budget(c)
-        result = self.search.run(game.board, game.komi, max_sims=self.config.rollouts,
+        self.last_komi = self.search_komi(c)
+        result = self.search.run(game.board, self.last_komi, max_sims=self.config.rollouts,
                                  seconds=budget, history=self.history())
         self._ownership = (position_key(game.board), result)
         move = self._decide(c, result, cleanup)
@@ -249,6 +308,7 @@ class Player:
             move = _play_on(result)
         self.last_result = result
         self._log_result(color, result, move)
+        self._adapt_komi(c, result)
         return move
 
     def move_probabilities(self, color: int | None = None) -> dict[int, float]:
@@ -305,7 +365,7 @@ class Player:
         the search's best move other than a pass."""
         game = self.game
         if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
-                and len(game.moves) > game.size):
+                and len(game.moves) > game.size and not self.komi_helps(c)):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
             return PLAY_ON
@@ -366,8 +426,8 @@ class Player:
         seconds = None if budget is None else max(budget - result.seconds, budget / 4)
         log.info("genmove: the search prefers a pass that the rules above refuse here "
                  "(winrate %.3f): searching on without it", result.winrate)
-        return self.search.run(game.board, game.komi, max_sims=sims, seconds=seconds,
-                               avoid=(PASS,), history=self.history())
+        return self.search.run(game.board, self.search_komi(game.board.to_move), max_sims=sims,
+                               seconds=seconds, avoid=(PASS,), history=self.history())
 
     def _finished(self, c: int, own: np.ndarray) -> bool:
         """Nothing is left for ``c`` to play: no stone still in a fight
@@ -442,9 +502,13 @@ class Player:
     def _log_result(self, color: str, r: SearchResult, move: int | str) -> None:
         best = ", ".join(f"{self.game.board.name(c.move)} {c.visits} {c.winrate:.3f}"
                          for c in r.candidates[:5])
-        log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f, tree %d nodes | %s",
-                 color, move if isinstance(move, str) else self.game.board.name(move), r.sims,
-                 r.seconds, r.sims_per_s, r.winrate, r.nodes, best)
+        c = _COLORS[color]
+        komi = self.search_komi(c)
+        log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f%s, tree %d nodes"
+                 " | %s", color, move if isinstance(move, str) else self.game.board.name(move),
+                 r.sims, r.seconds, r.sims_per_s, r.winrate,
+                 f" at dynamic komi {komi:g} (real {self.game.komi:g})"
+                 if komi != self.game.komi else "", r.nodes, best)
         if r.net is not None:
             n = r.net
             log.info("network: %d evaluations (%.0f/s, mean batch %.1f, %d with a value), "

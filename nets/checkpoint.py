@@ -134,6 +134,10 @@ def load_checkpoint(path, *, map_location="cpu", check_features: bool = True) ->
             f"checkpoint {path} was trained on input features version "
             f"{meta.get('feature_version')} ({meta.get('n_planes')} planes); this engine "
             f"computes version {FEATURE_VERSION} ({N_PLANES} planes): retrain or convert it")
+    planes = meta["config"].get("in_planes", N_PLANES)
+    if check_features and planes != N_PLANES:
+        raise ValueError(f"checkpoint {path} holds a model of {planes} input planes; this "
+                         f"engine computes {N_PLANES}")
     return Checkpoint(path, meta, weights, blob.get("optimizer"))
 
 

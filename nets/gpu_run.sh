@@ -11,16 +11,20 @@
 #                              data/test19 gpu/test19.npz --val-fraction 0)
 #   MODEL.pt, MODEL.metrics.jsonl  optional: what the previous run left in $OUT
 # The run resumes from DATA/MODEL.pt, else from the committed
-# nets/weights/MODEL.pt, else starts afresh; it trains for MINUTES, evaluates
-# and checkpoints, then measures top-1/5/10 on the held-out caches.
+# nets/weights/MODEL.pt, else starts afresh (a value net, res6v, from the
+# policy net nets/weights/res6.pt, its new heads at HEAD_LR_SCALE (5) times
+# the learning rate, two positions a game); it trains for MINUTES, evaluates and checkpoints, then
+# measures top-1/5/10 on the held-out caches, and a value net's value head by
+# game phase (bench.value, value.txt; the caches must keep the games'
+# results: build them with this version of nets.data).
 #
-# $OUT receives (6 files): train.log; MODEL.pt, the last checkpoint with its
+# $OUT receives (6 files, 7 for a value net): train.log; MODEL.pt, the last checkpoint with its
 # optimizer state, or weights only where that exceeds the 16 MiB a file may
 # have (the next run then starts a fresh optimizer at the same step and
 # schedule, and says so); MODEL.best.pt; MODEL.metrics.jsonl;
-# MODEL.curves.png; accuracy.txt.
+# MODEL.curves.png; accuracy.txt; value.txt.
 #
-# Settings (environment): MODEL (maddison12), MINUTES (6), STEPS (60000),
+# Settings (environment): MODEL (res6v, the default network's), MINUTES (6), STEPS (60000),
 # HALVE_AT (30000,45000,52500), BATCH (512), OPTIMIZER (adam), LR (the
 # trainer's default), WORKERS (cores - 1), DEVICE (auto), VAL_POSITIONS (8192
 # validation positions), POSITIONS (20000 held-out positions per set), EXTRA
@@ -41,7 +45,7 @@ set -euo pipefail
 
 : "${OUT:?set OUT to the folder that receives the results}"
 DATA=${1:-gpu}
-MODEL=${MODEL:-maddison12}
+MODEL=${MODEL:-res6v}
 MINUTES=${MINUTES:-6}
 STEPS=${STEPS:-60000}
 HALVE_AT=${HALVE_AT:-30000,45000,52500}
@@ -63,6 +67,11 @@ resume=()
 for ck in "$DATA/$MODEL.pt" "nets/weights/$MODEL.pt"; do
     if [ -f "$ck" ]; then resume=(--resume-from "$ck"); break; fi
 done
+value=$($PY -c "from nets.models import MODELS; print(MODELS.get('$MODEL', {}).get('arch') == 'res_value')")
+if [ ${#resume[@]} -eq 0 ] && [ "$value" = True ]; then
+    resume=(--init-from nets/weights/res6.pt --head-lr-scale "${HEAD_LR_SCALE:-5}" \
+            --positions-per-game 2)
+fi
 
 gen_pid=
 if [ "${GEN9:-0}" -gt 0 ]; then
@@ -111,4 +120,9 @@ for set in test19 test19_kgs; do
     $PY -m bench.accuracy "$OUT/$MODEL.best.pt" "$DATA/$set.npz" --positions "$POSITIONS" \
         --threads "$(nproc)"
 done 2>&1 | tee "$OUT/accuracy.txt"
+if [ "$value" = True ]; then
+    $PY -m bench.value "$OUT/$MODEL.best.pt" "$DATA/test19.npz" "$DATA/test19_kgs.npz" \
+        --positions "$POSITIONS" --rollout-positions 0 --threads "$(nproc)" 2>&1 \
+        | tee "$OUT/value.txt"
+fi
 rm -rf "$run"

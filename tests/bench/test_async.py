@@ -29,6 +29,7 @@ def test_tiny_run_prints_one_row_per_size(capsys, tmp_path) -> None:
     (row,) = json.loads(out.read_text())
     assert row["rollouts_per_s_null"] > 0 and row["rollouts_per_s_net"] > 0
     assert row["evaluated"] > 0 and 0 < row["fraction_evaluated"] <= 1
+    assert row["valued"] == 0          # res6 has no value head
     assert row["lag_p95_ms"] >= row["lag_median_ms"] >= 0
     assert re.search(r"\| \d+\.\d% \([\d,]+ of [\d,]+\) \|", lines[3])   # thousands separated
 

@@ -344,3 +344,34 @@ def test_setup_commands_follow_komi(tmp_path, stub):
     assert all(r["error"]["side"] == "opponent" and r["error"]["kind"] == "refused"
                for r in bad)
     assert all("go_rules chinese" in r["error"]["message"] for r in bad)
+
+
+@pytest.mark.gnugo
+def test_a_handicap_game_against_gnugo(tmp_path):
+    """--handicap 2 --engine-color white: both programs place the stones at
+    GTP's fixed points, White moves first, the record keeps the stones."""
+    gnugo = find_gnugo()
+    if gnugo is None:
+        pytest.skip("GNU Go not installed")
+    cfg = config(tmp_path, [sys.executable, "-m", "engine.gtp", "--rollouts", "50", "--quiet",
+                            "--seed", "3"],
+                 [gnugo, "--mode", "gtp", "--level", "1", "--chinese-rules"],
+                 games=2, size=9, max_moves=20, timeout=30.0, handicap=2, engine_color="white")
+    cfg.startup_timeout = 120.0
+    records = run(cfg)
+    for r in records:
+        assert r["error"] is None, r
+        assert r["engine_color"] == "W" and r["white"].startswith("delayed-go")
+        assert sorted(r["setup"]) == ["C3", "G7"]
+        assert r["record"][0].startswith("W ")
+        text = open(r["sgf"]).read()
+        assert "HA[2]" in text and "AB[cg][gc]" in text
+    s = match.summarise(records)
+    assert s["as_white"]["games"] == 2 and s["as_black"]["games"] == 0
+
+
+def test_a_program_that_refuses_the_handicap_forfeits(tmp_path, stub):
+    cfg = config(tmp_path, stub("random", 6, 1), stub("random", 6, 2), games=1, size=9,
+                 handicap=2)
+    (r,) = run(cfg)
+    assert r["end"] == "forfeit" and r["error"]["side"] == "engine"

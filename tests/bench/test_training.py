@@ -17,7 +17,7 @@ from nets import data as D  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nets"))
 from nets_helpers import make_sgf_dir  # noqa: E402
 
-ROW = re.compile(r"^\| small6 \| 384,594 \| (?P<threads>\d) \| (?P<fp32>[\d,]+) \| "
+ROW = re.compile(r"^\| small6 \| 384,594 \| (?P<threads>\d) \| contiguous \| (?P<fp32>[\d,]+) \| "
                  r"(?P<bf16>[\d,]+) \| \d+\.\d\d \|$")
 
 
@@ -29,9 +29,23 @@ def test_tiny_run_prints_one_row_per_thread_count(tmp_path, capsys) -> None:
                           "--seconds", "0.3", "--batch", "8"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith(f"nets.train steps on {cache} (6 games), batch 8, Adam")
-    assert lines[1] == "| network | params | threads | fp32 pos/s | bf16 pos/s | bf16/fp32 |"
+    assert lines[1] == ("| network | params | threads | layout | fp32 pos/s | bf16 pos/s "
+                        "| bf16/fp32 |")
     rows = [ROW.match(line) for line in lines[3:]]
     assert all(rows) and [r["threads"] for r in rows] == ["1", "2"], lines
+
+
+def test_a_value_net_in_both_layouts(tmp_path, capsys) -> None:
+    make_sgf_dir(tmp_path / "games", n_good=6, n_moves=40)
+    cache = tmp_path / "cache.npz"
+    D.build_cache(tmp_path / "games", cache, val_fraction=0.2, workers=1, log=None)
+    assert training.main([str(cache), "--models", "res6v", "--threads", "1", "--precisions",
+                          "fp32", "--seconds", "0.3", "--batch", "8", "--memory-formats",
+                          "contiguous,channels_last"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(" | ")[3] for line in lines[3:]] == ["contiguous", "channels_last"]
+    assert training.main([str(cache), "--memory-formats", "sideways"]) == 2
+    assert "unknown ['sideways']" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [

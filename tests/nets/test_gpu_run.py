@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 from nets import checkpoint as ckpt  # noqa: E402
 from nets import data as D  # noqa: E402
 from nets.models import build_model  # noqa: E402
+from engine import sgf  # noqa: E402
 from nets_helpers import random_game, write_sgf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
                                                    "base_lr": 0.001, "batch": 16}})
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="7", BATCH="16",
-               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", HALVE_AT="6",
+               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", HALVE_AT="6", MODEL="maddison12",
                EXTRA="--width 8 --layers 3 --threads 1", PYTHON=sys.executable,
                GEN9="1", GEN9_SEED="7")
     r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
@@ -63,6 +64,34 @@ def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
     assert names[0] == "gen9-s7" and all(n.startswith("gen9-s7/gen-") for n in names[1:])
     assert f"gen9-s7.tar.xz: {len(names) - 1} games" in log
     assert "generate: 0 of 100000 games already" in (out / "generate.log").read_text()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
+    """The default model, res6v, with no checkpoint of its own: its trunk and
+    policy head come from the committed res6, and value.txt scores its value
+    head on the held-out caches (which keep the games' results)."""
+    sgfs = tmp_path / "sgf"
+    for i in range(8):
+        text = sgf.dumps(19, 6.5, [], random_game(i, 40), result="BW"[i % 2] + "+R")
+        (sgfs / f"g{i}.sgf").parent.mkdir(exist_ok=True)
+        (sgfs / f"g{i}.sgf").write_text(text)
+    data = tmp_path / "gpu"
+    for name in ("train", "test19", "test19_kgs"):
+        D.build_cache(sgfs, data / f"{name}.npz", val_fraction=0.3, workers=1, log=None)
+    out = tmp_path / "out"
+    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="3", BATCH="16",
+               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
+               PYTHON=sys.executable)
+    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    log = (out / "train.log").read_text()
+    assert "--init-from nets/weights/res6.pt --head-lr-scale 5" in log
+    assert "value and ownership heads x5" in log
+    assert ckpt.load_checkpoint(out / "res6v.pt").metadata["steps"] == 3
+    value = (out / "value.txt").read_text()
+    assert value.count("| 0-49 |") == 2, value
 
 
 def test_missing_data_is_named(tmp_path) -> None:

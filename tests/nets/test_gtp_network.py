@@ -175,6 +175,35 @@ def test_foreign_network_file_is_refused(tmp_path):
     assert r.returncode == 2 and str(bad) in r.stderr and r.stdout == ""
 
 
+def test_a_network_says_whether_it_brings_values_and_misfits_are_refused(tmp_path):
+    """res6 plays with priors only and the log says so; a value network
+    says its values join the rollouts; a checkpoint of other input planes,
+    or one whose weights lack a head its model has, is refused at start
+    with a message naming the file."""
+    from nets.checkpoint import save_checkpoint
+    from nets.models import build_model, model_config, model_from_config
+    r = run_cli("--network", str(ROOT / "nets/weights/res6.pt"), "--size", "9")
+    assert r.returncode == 0 and "no value head: priors only" in r.stderr
+    value = tmp_path / "v.pt"
+    save_checkpoint(value, build_model("res6v", width=8, blocks=1), metadata={})
+    r = run_cli("--network", str(value), "--size", "9", "--rollouts", "200",
+                input="genmove b\nquit\n")
+    assert r.returncode == 0 and "value head: delayed values join the rollouts" in r.stderr
+    assert r.stdout.startswith("= ") and "with a value)" in r.stderr
+    planes = tmp_path / "p20.pt"
+    save_checkpoint(planes, model_from_config(model_config("res6", in_planes=20)), metadata={})
+    r = run_cli("--network", str(planes))
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"checkpoint {planes} holds a model of 20 input planes" in r.stderr
+    headless = tmp_path / "headless.pt"
+    torch = pytest.importorskip("torch")
+    blob = torch.load(value, weights_only=True)
+    blob["weights"] = {k: v for k, v in blob["weights"].items() if not k.startswith("value_")}
+    torch.save(blob, headless)
+    r = run_cli("--network", str(headless))
+    assert r.returncode == 2 and f"checkpoint {headless}: weights do not fit" in r.stderr
+
+
 def test_policy_only_refuses_sizes_its_network_does_not_serve(engine, tmp_path):
     """A 9x9-only network (res9) alone: another size is refused at start
     (exit 2, a message) and by boardsize (GTP's "unacceptable size"), and
