@@ -8,17 +8,21 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-# torch is pinned to the CPU wheel that lies on these machines' disk; any
-# other spec would download a multi-gigabyte CUDA build.
+# torch is pinned here to the CPU wheel that lies on these machines' disk
+# (pyproject.toml takes a range); any other spec would download a
+# multi-gigabyte CUDA build.
+# Its output goes to stderr: `make play` on a fresh clone keeps stdout GTP's.
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test,train]'
-	touch $(STAMP)
+	@echo "make: setting up $(VENV) (once; pip installs the dependencies)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(PY) -m pip install -q --upgrade pip >&2
+	@$(PY) -m pip install -q torch==2.13.0 >&2
+	@$(PY) -m pip install -q -e '.[test,train]' >&2
+	@touch $(STAMP)
 
+# '@': make does not echo the command, so stdout stays GTP's alone.
 play: $(STAMP)
-	$(PY) -m engine.gtp $(ARGS)
+	@$(VENV)/bin/delayed-go $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)

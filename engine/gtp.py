@@ -5,7 +5,7 @@ and starts its prior worker, builds the player and its analysis front
 (engine/analysis.py), warms up the numba kernels (so no GTP command pays
 for compiling), and serves the standard GTP registry plus the engine's
 extensions.  stdout belongs to GTP alone; logs and GoGui's live graphics go
-to stderr."""
+to stderr.  The console command ``delayed-go`` (pyproject.toml) is cli()."""
 
 from __future__ import annotations
 
@@ -64,9 +64,10 @@ def parse_args(argv: list[str] | None = None) -> EngineConfig:
     return parse_options(argv)[0]
 
 
-def parse_options(argv: list[str] | None = None) -> tuple[EngineConfig, FrontOptions]:
+def parse_options(argv: list[str] | None = None,
+                  prog: str = "python -m engine.gtp") -> tuple[EngineConfig, FrontOptions]:
     d = EngineConfig()
-    ap = argparse.ArgumentParser(prog="python -m engine.gtp",
+    ap = argparse.ArgumentParser(prog=prog,
                                  description="A GTP Go engine (UCT + RAVE search).")
     ap.add_argument("--rollouts", type=int, default=d.rollouts,
                     help="simulations per move (default %(default)s)")
@@ -228,25 +229,25 @@ def build_registry(player, options: FrontOptions | None = None):
     return reg
 
 
-def main(argv: list[str] | None = None) -> int:
-    config, options = parse_options(argv)
+def main(argv: list[str] | None = None, prog: str = "python -m engine.gtp") -> int:
+    config, options = parse_options(argv, prog)
     from gtp import serve
     from engine.player import Player
 
     try:
         network, start_worker = load_network(options)
     except ValueError as e:
-        sys.stderr.write(f"python -m engine.gtp: error: --network: {e}\n")
+        sys.stderr.write(f"{prog}: error: --network: {e}\n")
         return 2
     try:
         ownership = load_ownership(options)
     except ValueError as e:
-        sys.stderr.write(f"python -m engine.gtp: error: --ownership: {e}\n")
+        sys.stderr.write(f"{prog}: error: --ownership: {e}\n")
         return 2
     try:
         player = Player(config, network, start_worker, ownership)
     except ValueError as e:
-        sys.stderr.write(f"python -m engine.gtp: error: --network: {e}\n")
+        sys.stderr.write(f"{prog}: error: --network: {e}\n")
         return 2
     try:
         player.warm_up()
@@ -282,11 +283,16 @@ def exit_watchdog() -> None:
     threading.Thread(target=fire, name="exit-watchdog", daemon=True).start()
 
 
-if __name__ == "__main__":
-    code = main()
-    # Interpreter teardown with torch and numba loaded takes seconds; GTP
-    # controllers (gogui-twogtp, ringmaster) expect quit to end the process
-    # at once.  Everything is answered and flushed by now.
+def cli(prog: str = "delayed-go") -> None:
+    """The console command: main, then the process ends at once.  Interpreter
+    teardown with torch and numba loaded takes seconds; GTP controllers
+    (gogui-twogtp, ringmaster) expect quit to end the process at once.
+    Everything is answered by now; flushed here."""
+    code = main(prog=prog)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+if __name__ == "__main__":
+    cli("python -m engine.gtp")

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import pathlib
 import random
 import time
 
 import numpy as np
+from numba.core import config as numba_config
 
 from engine.board import (BLACK, COLOR, COLUMNS, EMPTY, MAX_SIZE, PASS, S_NEMPTY, S_PASSES,
                           WHITE, Board, IllegalMove, area_score, is_eyeish, libs_after)
@@ -22,7 +24,7 @@ from engine.search import Search, SearchResult, position_key
 from engine.timecontrol import move_budget
 from engine.game import (Game, fixed_handicap_points, format_score,
                          max_fixed_handicap, star_points)
-from engine import sgf
+from engine import SOURCE_DIGEST, sgf
 
 log = logging.getLogger("engine")
 
@@ -128,8 +130,17 @@ class Player:
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) every kernel a GTP command
-        can reach, on a throw-away 7x7 search, so that no command pays for it."""
+        can reach, on a throw-away 7x7 search, so that no command pays for it.
+        A first start compiles them for a minute or more, silent otherwise:
+        it says so first, at warning level (shown with --quiet too), so that
+        a user or a GUI waiting for its first answer can tell it from a hang."""
         started = time.perf_counter()
+        cache = pathlib.Path(numba_config.CACHE_DIR) if numba_config.CACHE_DIR else None
+        marker = cache / f"warm-{SOURCE_DIGEST}" if cache else None
+        if marker is None or not marker.exists():
+            log.warning("compiling the engine's kernels: once for this version, a minute or "
+                        "two (more on a busy machine); later starts load them from numba's "
+                        "cache in seconds")
         spare = Search(self.config.search.__class__(max_nodes=20_000), self.search.gammas, 1, 1)
         board = Game(size=7).board
         spare.run(board, 7.5, max_sims=64)
@@ -142,6 +153,11 @@ class Player:
             spare.run(Game(size=9).board, 7.5, max_sims=64)   # a network's first call is slow too
         area_score(board.b, board.s)
         log.info("kernels ready in %.1fs", time.perf_counter() - started)
+        if marker is not None:
+            try:
+                marker.touch()
+            except OSError:     # an unwritable cache: numba compiles every time, and we say so
+                pass
 
     def reconfigure(self, **changes) -> None:
         """Change EngineConfig fields between moves (GTP parameter commands);
