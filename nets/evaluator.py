@@ -94,19 +94,30 @@ class PolicyEvaluator:
         buf.copy_(x)
         return buf.to(self.device, non_blocking=True).float()
 
-    def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
+    def _forward(self, planes: np.ndarray, colors: np.ndarray, komi: float | None = None):
+        """(input x, the model's output) for planes (batch, N_PLANES, n, n)
+        and engine colours (1 black, 2 white); with ``komi`` a value net's
+        three heads.  Called under the lock and in inference mode."""
         if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
             raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
         b = planes.shape[0]
-        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
+        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1).to(self.device)
+        x = self._input(planes)
+        with autocast(self.device, self.precision):
+            out = self.model(x, col) if komi is None else self.model(x, col, float(komi))
+        return x, out
+
+    @staticmethod
+    def _probabilities(x: torch.Tensor, logits: torch.Tensor) -> np.ndarray:
+        """Softmax over the legal moves (0 elsewhere, and everywhere in a
+        row with no legal move)."""
+        logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
+        return torch.nan_to_num(torch.softmax(logits, dim=-1), nan=0.0).cpu().numpy()
+
+    def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
         with self._lock, torch.inference_mode():
-            x = self._input(planes)
-            with autocast(self.device, self.precision):
-                logits = self.model(x, col.to(self.device))
-            logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
-            probs = torch.softmax(logits, dim=-1)
-            probs = torch.nan_to_num(probs, nan=0.0)     # rows with no legal point
-            return probs.cpu().numpy()
+            x, logits = self._forward(planes, colors)
+            return self._probabilities(x, logits)
 
     def evaluate_value(self, planes: np.ndarray, colors: np.ndarray,
                        komi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -115,17 +126,9 @@ class PolicyEvaluator:
         the player to move wins with ``komi`` (points given to white)."""
         if not self.has_value:
             raise ValueError(f"{self.path} has no value head")
-        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
-            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
-        b = planes.shape[0]
-        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
         with self._lock, torch.inference_mode():
-            x = self._input(planes)
-            with autocast(self.device, self.precision):
-                logits, value, _ = self.model(x, col.to(self.device), float(komi))
-            logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
-            probs = torch.nan_to_num(torch.softmax(logits, dim=-1), nan=0.0)
-            return probs.cpu().numpy(), torch.sigmoid(value.float()).cpu().numpy()
+            x, (logits, value, _) = self._forward(planes, colors, komi)
+            return self._probabilities(x, logits), torch.sigmoid(value.float()).cpu().numpy()
 
 
 class OwnershipEvaluator(PolicyEvaluator):
@@ -136,14 +139,8 @@ class OwnershipEvaluator(PolicyEvaluator):
     task = "ownership"
 
     def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
-        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
-            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
-        b = planes.shape[0]
-        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1)
         with self._lock, torch.inference_mode():
-            x = self._input(planes)
-            with autocast(self.device, self.precision):
-                logits = self.model(x, col.to(self.device))
+            _, logits = self._forward(planes, colors)
             return torch.sigmoid(logits.float()).cpu().numpy()
 
 
