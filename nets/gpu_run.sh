@@ -24,7 +24,8 @@
 # schedule, and says so); MODEL.best.pt; MODEL.metrics.jsonl;
 # MODEL.curves.png; accuracy.txt; value.txt.
 #
-# Settings (environment): MODEL (res6v, the default network's), MINUTES (6), STEPS (60000),
+# Settings (environment): MODEL (res6v, the default network's), WEIGHTS (the
+# folder of committed checkpoints, nets/weights), MINUTES (6), STEPS (60000),
 # HALVE_AT (30000,45000,52500), BATCH (512), OPTIMIZER (adam), LR (the
 # trainer's default), WORKERS (cores - 1), DEVICE (auto), VAL_POSITIONS (8192
 # validation positions), POSITIONS (20000 held-out positions per set), EXTRA
@@ -64,7 +65,7 @@ done
 mkdir -p "$OUT"
 run=$(mktemp -d)
 resume=()
-for ck in "$DATA/$MODEL.pt" "nets/weights/$MODEL.pt"; do
+for ck in "$DATA/$MODEL.pt" "${WEIGHTS:-nets/weights}/$MODEL.pt"; do
     if [ -f "$ck" ]; then resume=(--resume-from "$ck"); break; fi
 done
 value=$($PY -c "from nets.models import MODELS; print(MODELS.get('$MODEL', {}).get('arch') == 'res_value')")

@@ -82,7 +82,7 @@ def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="3", BATCH="16",
                WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
-               PYTHON=sys.executable)
+               PYTHON=sys.executable, WEIGHTS=str(tmp_path / "none"))   # no res6v.pt there
     r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
