@@ -167,7 +167,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop after this many minutes at a step boundary, evaluated and "
                          "checkpointed (resume later with --resume)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=None,
+                    help="seed of the batches and the initial weights (default 0, or the "
+                         "checkpoint's when resuming, so that a resumed run draws the batches "
+                         "an uninterrupted one would)")
     ap.add_argument("--log-every", type=int, default=None,
                     help="progress line every N steps (default: about every 10 s)")
     return ap.parse_args(argv)
@@ -525,6 +528,9 @@ def train(args: argparse.Namespace) -> dict:
             shutil.copyfile(seed_metrics, out / "metrics.jsonl")
     elif args.resume and is_main:
         print(f"nothing to resume in {out}: starting a new run", file=sys.stderr)
+
+    if args.seed is None:
+        args.seed = int(ck.metadata.get("train_state", {}).get("seed", 0)) if ck is not None else 0
 
     # model
     overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),

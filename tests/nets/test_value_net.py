@@ -122,7 +122,7 @@ def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     out = tmp_path / "run"
     rc = T.main(["--data", str(results_cache), "--out", str(out), "--steps", "20",
                  "--eval-every", "10", "--optimizer", "adam", "--lr", "0.003",
-                 "--head-lr-scale", "3", "--halve-at", "none", *TINY_V])
+                 "--head-lr-scale", "3", "--halve-at", "none", "--seed", "5", *TINY_V])
     assert rc == 0
     ck = load_checkpoint(out / "last.pt")
     assert ck.metadata["train_state"]["head_lr_scale"] == 3.0
@@ -133,11 +133,12 @@ def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     # the value heads learn at three times the trunk's rate
     opt = ck.optimizer
     assert sorted(g["lr"] for g in opt["param_groups"]) == pytest.approx([0.003, 0.009])
-    # resumed, it keeps both
+    # resumed, it keeps both, and its seed
     assert T.main(["--data", str(results_cache), "--out", str(out), "--steps", "25",
                    "--resume", "--threads", "1"]) == 0
     ck = load_checkpoint(out / "last.pt")
     assert ck.metadata["train_state"]["head_lr_scale"] == 3.0 and ck.metadata["steps"] == 25
+    assert ck.metadata["train_state"]["seed"] == 5
 
 
 def test_a_cache_without_results_cannot_train_a_value_net(results_cache, tmp_path,
