@@ -38,8 +38,8 @@ import sys
 import time
 
 from bench.match import split_command
-from bench.soak import MIB, proc_status
-from gtp.client import GtpClient, GtpClientError
+from bench.soak import MIB, proc_status, with_engine
+from gtp.client import GtpClient
 
 DEFAULT_ENGINE = "python -m engine.gtp --quiet --rollouts 300"
 SETTLE_GAMES = 20
@@ -179,18 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     print(f"engine: {shlex.join(engine)}; {args.games} games on {args.size}x{args.size}, "
           f"komi {args.komi:g}, one process", file=out)
-    try:
-        client = GtpClient(engine, args.timeout)
-    except OSError as e:
-        print(f"error: cannot start the engine: {e}", file=out)
-        return 2
-    try:
-        return run(client, engine, args, out)
-    except GtpClientError as e:
-        print(f"error: engine failed: {e.message}", file=out)
-        return 2
-    finally:
-        client.close()
+    return with_engine(engine, args.timeout, out, lambda client: run(client, engine, args, out))
 
 
 if __name__ == "__main__":

@@ -191,13 +191,20 @@ def main(argv: list[str] | None = None) -> int:
 
     out = sys.stdout
     print(f"engine: {shlex.join(engine)}", file=out)
+    return with_engine(engine, args.timeout, out, lambda client: soak(client, args, out))
+
+
+def with_engine(engine: list[str], timeout: float, out, body) -> int:
+    """Start the engine, return ``body(client)``'s exit status, and close
+    it; 2 with a message on ``out`` when it cannot start or fails (died,
+    hung, answered ``?``)."""
     try:
-        client = GtpClient(engine, args.timeout)
+        client = GtpClient(engine, timeout)
     except OSError as e:
         print(f"error: cannot start the engine: {e}", file=out)
         return 2
     try:
-        return soak(client, args, out)
+        return body(client)
     except GtpClientError as e:
         print(f"error: engine failed: {e.message}", file=out)
         return 2

@@ -529,8 +529,13 @@ def train(args: argparse.Namespace) -> dict:
     elif args.resume and is_main:
         print(f"nothing to resume in {out}: starting a new run", file=sys.stderr)
 
-    if args.seed is None:
-        args.seed = int(ck.metadata.get("train_state", {}).get("seed", 0)) if ck is not None else 0
+    # a resumed run keeps its settings unless told otherwise (its optimizer,
+    # learning rate, schedule and clip below)
+    state = ck.metadata.get("train_state", {}) if ck is not None else {}
+    for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
+                          ("positions_per_game", 8)):
+        if getattr(args, name) is None:
+            setattr(args, name, type(default)(state.get(name, default)))
 
     # model
     overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),
@@ -590,7 +595,6 @@ def train(args: argparse.Namespace) -> dict:
                          f"learns moves")
 
     # a resumed run keeps its optimizer, learning rate and schedule unless told otherwise
-    state = ck.metadata.get("train_state", {}) if ck is not None else {}
     if state.get("optimizer") is not None and args.optimizer not in (None, state["optimizer"]):
         raise TrainError(f"the run to resume was trained with {state['optimizer']}, "
                          f"not {args.optimizer}")
@@ -601,12 +605,6 @@ def train(args: argparse.Namespace) -> dict:
         base_lr = float(state["base_lr"])
     else:
         base_lr = 0.001 * args.batch if args.optimizer == "sgd" else 0.001
-    if args.value_weight is None:
-        args.value_weight = float(state.get("value_weight", 1.0))
-    if args.head_lr_scale is None:
-        args.head_lr_scale = float(state.get("head_lr_scale", 1.0))
-    if args.positions_per_game is None:
-        args.positions_per_game = int(state.get("positions_per_game", 8))
     if args.clip_grad is None:
         args.clip_grad = state.get("clip_grad")
     elif args.clip_grad == "none":
