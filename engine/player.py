@@ -358,13 +358,15 @@ class Player:
         return budget
 
     def _decide(self, c: int, result: SearchResult, cleanup: bool) -> int | str:
-        """The search's choice, with the rules around it: resign when lost;
+        """The search's choice, with the rules around it: resign when lost
+        (judged on at least 200 visits, the kept subtree's included: a search
+        that stops early on a reused tree runs fewer new simulations);
         when the opponent passed, pass if the count wins and play on if it
         loses; pass first only on a finished board that the count wins; in
         cleanup mode no pass while the opponent has dead stones.  PLAY_ON:
         the search's best move other than a pass."""
         game = self.game
-        if (self.config.resign > 0 and result.sims >= 200 and result.winrate < self.config.resign
+        if (self.config.resign > 0 and result.visits >= 200 and result.winrate < self.config.resign
                 and len(game.moves) > game.size and not self.komi_helps(c)):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):

@@ -364,6 +364,12 @@ class SearchResult:
         return self.ownership if self.playouts is None else self.playouts
 
     @property
+    def visits(self) -> int:
+        """The root moves' visits: this search's simulations and those of
+        the kept subtree, all the evidence behind ``winrate``."""
+        return sum(c.visits for c in self.candidates)
+
+    @property
     def sims_per_s(self) -> float:
         return self.sims / self.seconds if self.seconds > 0 else 0.0
 

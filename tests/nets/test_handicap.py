@@ -1,6 +1,12 @@
 """A 9-stone game on 19x19 played by the engine on both sides, with the
 shipped network at a low rollout count: dynamic komi keeps White from
-resigning (without it, White resigns in the first 60 moves)."""
+resigning (without it, White resigns in the first 60 moves).
+
+Without dynamic komi White's winrate sits at about 0.04-0.13 through these
+moves at 500 rollouts, and where in that band a search lands varies with the
+CPU's arithmetic (bf16 or float32) and the network's timing.  Both games
+therefore resign below 0.15, not the default 0.05, so that the control does
+not hinge on that band; the two differ only in dynamic komi."""
 
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ TRANSCRIPT = "boardsize 19\nkomi 0.5\nfixed_handicap 9\n" + "".join(
 
 def answers(*options: str) -> list[str]:
     r = subprocess.run([sys.executable, "-m", "engine.gtp", "--rollouts", "500", "--seed", "7",
-                        "--quiet", *options], cwd=ROOT, input=TRANSCRIPT, capture_output=True,
+                        "--resign", "0.15", "--quiet", *options], cwd=ROOT, input=TRANSCRIPT, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     return [line[2:] for line in r.stdout.splitlines() if line.startswith("= ")][1:]
