@@ -6,7 +6,7 @@
         [--opponent "/usr/games/gnugo --mode gtp --level 10 --chinese-rules"]
         [--sgf-dir DIR] [--parallel K] [--max-moves M] [--timeout SEC]
         [--startup-timeout SEC] [--clock SPEC] [--engine-setup CMD]...
-        [--opponent-setup CMD]... [--json FILE]
+        [--opponent-setup CMD]... [--json FILE] [--resume]
 
 Game ``i`` (0-based) gives the engine under test Black when ``i`` is even,
 White when odd (``--engine-color black`` or ``white`` fixes its colour: a
@@ -67,7 +67,12 @@ Black and as White, average game length, each side's seconds per move
 (every ``genmove`` from the command sent to the answer read, wall time,
 clock or not: what "equal time per move" is checked against), how games
 ended, and the errors.
-``--json`` also writes the summary and every game's record.
+``--json`` also writes the summary and every game's record.  Each game's record is
+also kept beside its SGF (``game-NNN.json``), and the settings in
+``match.json``: ``--resume`` continues a match stopped part way (a session
+that ended, a machine restarted) with the games not yet played, and
+refuses when the settings differ; a new match never writes into a folder
+that holds another.
 
 Clocks (``--clock``, KGS's forms): ``absolute MAIN``, ``byoyomi MAIN PERIOD
 PERIODS`` (Japanese: a move within a period costs none of it, each period
@@ -746,9 +751,61 @@ def progress_line(r: dict, total: int) -> str:
     return line
 
 
-def run_match(cfg: MatchConfig, parallel: int = 1, log=sys.stderr) -> list[dict]:
+def settings(cfg: MatchConfig) -> dict:
+    """What makes two runs one match: everything but the number of games
+    and the folder (``--resume`` may play more games into the same one)."""
+    return {"engine": cfg.engine, "opponent": cfg.opponent, "size": cfg.size,
+            "komi": cfg.komi, "handicap": cfg.handicap, "engine_color": cfg.engine_color,
+            "max_moves": cfg.max_moves, "timeout": cfg.timeout,
+            "startup_timeout": cfg.startup_timeout,
+            "clock": None if cfg.clock is None else cfg.clock.kgs(),
+            "setup": cfg.setup or {}}
+
+
+def finished_games(sgf_dir: Path) -> dict[int, dict]:
+    """The records of the games already played into ``sgf_dir``, by game
+    number (1-based), from their ``game-NNN.json`` files."""
+    out = {}
+    for path in sorted(sgf_dir.glob("game-[0-9][0-9][0-9].json")):
+        rec = json.loads(path.read_text())
+        out[int(rec["game"])] = rec
+    return out
+
+
+def prepare_folder(cfg: MatchConfig, resume: bool) -> dict[int, dict]:
+    """Make ``cfg.sgf_dir`` and return the games to keep: none for a new
+    match, which must not write over another's games; with ``resume``, those
+    already played, once ``match.json`` there shows the same settings.
+    Raises ValueError saying what differs."""
     cfg.sgf_dir.mkdir(parents=True, exist_ok=True)
-    records: list[dict] = []
+    stamp = cfg.sgf_dir / "match.json"
+    mine = json.loads(json.dumps(settings(cfg)))     # tuples as lists, as read back
+    done = finished_games(cfg.sgf_dir)
+    if not resume:
+        if done or stamp.exists():
+            raise ValueError(f"{cfg.sgf_dir} already holds a match: continue it with "
+                             "--resume, or choose another --sgf-dir")
+        stamp.write_text(json.dumps(mine, indent=2))
+        return {}
+    if not stamp.exists():
+        raise ValueError(f"{cfg.sgf_dir} holds no match to resume (no match.json)")
+    theirs = json.loads(stamp.read_text())
+    differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if differ:
+        raise ValueError(f"--resume: the match in {cfg.sgf_dir} was played with other "
+                         f"settings ({', '.join(differ)} differ)")
+    return {g: r for g, r in done.items() if g <= cfg.games}
+
+
+def run_match(cfg: MatchConfig, parallel: int = 1, log=None,
+              done: dict[int, dict] | None = None) -> list[dict]:
+    """Play the games of ``cfg`` not in ``done`` (records by game number, as
+    ``prepare_folder`` returns them) and return every game's record.  Each
+    finished game's record is written beside its SGF as ``game-NNN.json``."""
+    cfg.sgf_dir.mkdir(parents=True, exist_ok=True)
+    log = log or sys.stderr
+    done = done or {}
+    records: list[dict] = list(done.values())
     lock = threading.Lock()
 
     def one(i: int) -> dict:
@@ -761,11 +818,15 @@ def run_match(cfg: MatchConfig, parallel: int = 1, log=sys.stderr) -> list[dict]
                  "error": {"side": "referee", "kind": "exception", "message": repr(e)},
                  "notes": [], "seconds": 0.0, "record": [], "sgf": None}
         with lock:
+            (cfg.sgf_dir / f"game-{i + 1:03d}.json").write_text(json.dumps(r, indent=1))
             print(progress_line(r, cfg.games), file=log, flush=True)
         return r
 
+    if done:
+        print(f"resuming: {len(done)} of {cfg.games} games already played", file=log,
+              flush=True)
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(one, i) for i in range(cfg.games)]
+        futures = [pool.submit(one, i) for i in range(cfg.games) if i + 1 not in done]
         for f in as_completed(futures):
             records.append(f.result())
     records.sort(key=lambda r: r["game"])
@@ -824,7 +885,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="GTP command sent to the opponent after komi in every game "
                          "(repeatable), e.g. Fuego's 'go_rules chinese'")
     ap.add_argument("--json", help="also write the summary and every game's record here")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the match in --sgf-dir: play only its games not yet "
+                         "played (same settings; --games may be raised)")
     args = ap.parse_args(argv)
+    if args.resume and args.sgf_dir is None:
+        ap.error("--resume needs --sgf-dir, the folder of the match to continue")
     for command in args.engine_setup + args.opponent_setup:
         if not command.strip() or "\n" in command:
             ap.error(f"bad setup command {command!r}: one GTP command, not empty")
@@ -850,9 +916,13 @@ def main(argv: list[str] | None = None) -> int:
                       clock=clock, setup={"engine": args.engine_setup,
                                           "opponent": args.opponent_setup},
                       handicap=args.handicap, engine_color=args.engine_color)
+    try:
+        done = prepare_folder(cfg, args.resume)
+    except ValueError as e:
+        ap.error(str(e))
     print(f"match: {args.games} games, SGF to {sgf_dir}/", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    records = run_match(cfg, args.parallel)
+    records = run_match(cfg, args.parallel, done=done)
     summary = summarise(records)
     summary["wall_seconds"] = round(time.perf_counter() - started, 1)
     print_summary(summary, cfg)

@@ -375,3 +375,34 @@ def test_a_program_that_refuses_the_handicap_forfeits(tmp_path, stub):
                  handicap=2)
     (r,) = run(cfg)
     assert r["end"] == "forfeit" and r["error"]["side"] == "engine"
+
+
+def test_resume_plays_only_the_games_not_yet_played(tmp_path, stub, capsys):
+    """A match stopped part way goes on with --resume: the games played
+    are kept (their records beside the SGF files), only the rest are
+    played, and the summary counts them all; other settings are refused,
+    and a new match does not write into the folder."""
+    folder = tmp_path / "s"
+    common = ["--size", "5", "--sgf-dir", str(folder),
+              "--engine", " ".join(stub("random", 4, 3)), "--opponent", " ".join(stub("crash", 2))]
+    assert match.main(["--games", "2", *common]) == 0
+    capsys.readouterr()
+    first = (folder / "game-001.json").read_text()
+    out = tmp_path / "m.json"
+    assert match.main(["--games", "4", "--resume", "--json", str(out), *common]) == 0
+    captured = capsys.readouterr()
+    assert "resuming: 2 of 4 games already played" in captured.err
+    assert "[game 1/" not in captured.err and "[game 3/4]" in captured.err
+    assert "engine wins 4, losses 0, draws 0" in captured.out
+    assert [g["game"] for g in json.loads(out.read_text())["games"]] == [1, 2, 3, 4]
+    assert (folder / "game-001.json").read_text() == first
+    with pytest.raises(SystemExit) as e:
+        match.main(["--games", "4", "--resume", "--komi", "0.5", *common])
+    assert e.value.code == 2
+    assert "komi differ" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        match.main(["--games", "4", *common])
+    assert e.value.code == 2
+    assert "already holds a match" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        match.main(["--games", "4", "--resume", "--engine", "x"])
