@@ -86,7 +86,6 @@ class Analysis:
         self.ponder = ponder
         self.live = live                    # live graphics sink (GoGui), None: off
         self.live_interval = live_interval  # seconds; 0: off
-        self.rules = "chinese"              # as KGS said; scoring is always by area
         self._armed = False                 # ponder after the answer to a genmove
         self._cache: tuple[tuple, Report] | None = None
 
@@ -109,7 +108,7 @@ class Analysis:
         sign = 1.0 if c == BLACK else -1.0
         pts = np.fromiter(board.points(), np.int64)
         own = result.ownership
-        lead = sign * (float(own[pts].sum()) - self.player.game.komi) if result.sims else 0.0
+        lead = sign * (float(own[pts].sum()) - self.player.scoring_komi) if result.sims else 0.0
         visited = [cand for cand in result.candidates if cand.visits > 0]
         if len(visited) < min_moves:
             rest = sorted((cand for cand in result.candidates if cand.visits == 0),
@@ -297,9 +296,11 @@ class Analysis:
         self._armed = False
 
     def set_rules(self, name: str) -> None:
-        self.rules = name
-        if name != "chinese":
-            log.info("rules %s: this engine still scores by area", name)
+        """kgs-rules: count with these rules' handicap compensation."""
+        self.player.set_rules(name)
+        if name == "japanese":
+            log.info("rules japanese: counted by area, White getting a point per handicap "
+                     "stone (the same result as the territory count, up to one point)")
 
     # -- GUI displays ------------------------------------------------------------
 
@@ -310,7 +311,7 @@ class Analysis:
         board = self._board(color)
         values = self.player.move_probabilities(board.to_move)
         if not values:
-            values = self.player.search.priors(board, self.player.game.komi)
+            values = self.player.search.priors(board, self.player.scoring_komi)
         return {board.coords(p): v for p, v in values.items() if p != PASS}
 
     def report(self, color: str | None) -> Report:
@@ -398,7 +399,7 @@ class Analysis:
             f" expand_visits {s.expand_visits}, virtual_loss {s.virtual_loss}",
             f"ponder {'on' if self.ponder else 'off'}, live gfx "
             + (f"every {self.live_interval:g}s" if self.live_interval > 0 else "off")
-            + f", rules {self.rules} (area scoring)",
+            + f", rules {self.player.rules} (area scoring)",
         ])
 
     def explain_last_move(self) -> str:
@@ -410,5 +411,5 @@ class Analysis:
         line = " ".join(board.name(p) for p in r.candidates[0].pv) if r.candidates else ""
         komi = self.player.last_komi
         return (f"{r.sims} rollouts in {r.seconds:.2f}s, winrate {r.winrate:.3f}"
-                + (f" at dynamic komi {komi:g}" if komi != self.player.game.komi else "")
+                + (f" at dynamic komi {komi:g}" if komi != self.player.scoring_komi else "")
                 + f", best line {line or 'none'}")

@@ -37,6 +37,31 @@ def check_komi(komi: float) -> None:
     check_range("komi", float(komi), -KOMI_LIMIT, KOMI_LIMIT)
 
 
+#: Scoring rules by name (KGS's names, which ``kgs-rules`` sends, and
+#: Tromp-Taylor): the points White gets on top of the komi in a game with
+#: ``h`` handicap stones.  All are counted by area.  Chinese rules give
+#: White a point per stone, AGA rules one for all but the first (KGS's
+#: rules help); New Zealand rules and Tromp-Taylor none.  Japanese rules
+#: count territory: with Black having played ``h`` stones more, an area
+#: count with a point per stone to White comes to the same result, up to
+#: the last move's parity, so they get Chinese's.
+RULES = {
+    "tromp-taylor": lambda h: 0,
+    "chinese": lambda h: h,
+    "japanese": lambda h: h,
+    "aga": lambda h: max(h - 1, 0),
+    "new_zealand": lambda h: 0,
+}
+
+
+def handicap_bonus(rules: str, handicap: int) -> int:
+    """The points White gets for ``handicap`` stones under ``rules`` (a
+    key of :data:`RULES`; ValueError for another name)."""
+    if rules not in RULES:
+        raise ValueError(f"unknown rules {rules!r}: one of {', '.join(RULES)}")
+    return RULES[rules](handicap) if handicap >= 2 else 0
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     """Every constant of the tree search, named in one place.
@@ -130,6 +155,8 @@ class EngineConfig:
     lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
     policy_only: bool = False   # play the network's best move, no search (needs a network)
+    rules: str = "tromp-taylor"  # scoring rules (engine/game.py RULES): the handicap
+                                # compensation White gets; kgs-rules changes them
     policy_sample: int = 0      # policy-only: the first N moves of a game are drawn from the
                                 # network's distribution instead of its best (variety; 0: never)
     search: SearchConfig = field(default_factory=lambda: SearchConfig())
@@ -145,3 +172,4 @@ class EngineConfig:
         check_range("lag", self.lag, 0.0, MAX_SECONDS)
         check_range("seed", self.seed, 0, 2**32 - 1)
         check_range("policy-sample moves", self.policy_sample, 0, 100_000)
+        handicap_bonus(self.rules, 0)       # a ValueError names the rules allowed

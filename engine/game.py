@@ -154,9 +154,6 @@ class Game:
         """Two passes in a row end the game."""
         return len(self.moves) >= 2 and self.moves[-1][1] == PASS and self.moves[-2][1] == PASS
 
-    def score(self) -> float:
-        return self.board.score(self.komi)
-
 
 def format_score(score: float) -> str:
     """GTP final_score text: ``B+3.5``, ``W+7.5`` or ``0``."""

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from engine.config import (MAX_GFX_INTERVAL, MAX_THREADS, EngineConfig, SearchConfig,
+from engine.config import (MAX_GFX_INTERVAL, MAX_THREADS, RULES, EngineConfig, SearchConfig,
                            check_range)
 
 
@@ -77,6 +77,10 @@ def parse_options(argv: list[str] | None = None,
                     help="search threads (default %(default)s)")
     ap.add_argument("--resign", type=float, default=d.resign,
                     help="resign below this winrate, 0 never (default %(default)s)")
+    ap.add_argument("--rules", default=d.rules, choices=tuple(RULES),
+                    help="scoring rules, for the handicap compensation White gets: chinese and "
+                         "japanese a point per stone, aga one less, new_zealand and "
+                         "tromp-taylor none; kgs-rules changes them (default %(default)s)")
     ap.add_argument("--max-nodes", type=int, default=d.search.max_nodes,
                     help="tree size cap in nodes (default %(default)s)")
     ap.add_argument("--lag", type=float, default=d.lag,
@@ -140,7 +144,7 @@ def parse_options(argv: list[str] | None = None,
                                      nn_rank=args.rank, **overrides)
         config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
                               move_time=args.move_time, threads=args.threads,
-                              resign=args.resign, lag=args.lag, seed=args.seed,
+                              resign=args.resign, lag=args.lag, seed=args.seed, rules=args.rules,
                               policy_only=args.policy_only,
                               policy_sample=args.policy_sample, search=search)
     except ValueError as e:

@@ -18,7 +18,7 @@ from numba.core import config as numba_config
 
 from engine.board import (BLACK, COLOR, COLUMNS, EMPTY, MAX_SIZE, PASS, S_NEMPTY, S_PASSES,
                           WHITE, Board, IllegalMove, area_score, is_eyeish, libs_after)
-from engine.config import EngineConfig, check_komi
+from engine.config import EngineConfig, check_komi, handicap_bonus
 from engine.patterns import load_gammas
 from engine.search import Search, SearchResult, position_key
 from engine.timecontrol import move_budget
@@ -83,6 +83,7 @@ class Player:
         (``SearchConfig.own_doubt``), or None."""
         self.config = config or EngineConfig()
         self.game = Game(size=self.config.board_size, komi=self.config.komi)
+        self.rules = self.config.rules      # kept across games, as the server said
         self.network = network
         self.ownership_network = ownership
         self._start_worker = start_worker
@@ -97,7 +98,7 @@ class Player:
         self._sampler = random.Random(seed)
         self._wire_network()
         self.last_result: SearchResult | None = None
-        self.last_komi = self.game.komi         # the komi of last_result's search
+        self.last_komi = self.scoring_komi      # the komi of last_result's search
         self._ownership: tuple | None = None
         self._count_cache: tuple | None = None
 
@@ -194,6 +195,20 @@ class Player:
         self.search.clear()
         self.last_result = None
 
+    def set_rules(self, rules: str) -> None:
+        """Score by ``rules`` (engine/config.py RULES) from now on, this
+        game and the next ones: kgsGtp says them once, before a game."""
+        handicap_bonus(rules, 0)
+        self.rules = rules
+
+    @property
+    def scoring_komi(self) -> float:
+        """What White gets at the count: the komi, plus the handicap
+        compensation of the rules in force (KGS's Chinese rules: a point per
+        handicap stone).  ``final_score``, the search and the analysis all
+        count with it; SGF files record the komi itself."""
+        return self.game.komi + handicap_bonus(self.rules, self.game.handicap)
+
     def set_komi(self, komi: float) -> None:
         check_komi(komi)
         self.game.komi = komi
@@ -240,7 +255,7 @@ class Player:
     def search_komi(self, c: int) -> float:
         """The komi the search plays with for ``c`` to move (dynamic komi,
         ``SearchConfig.dyn_komi``); the game is always counted with
-        ``game.komi``.  A Monte-Carlo search that sees every move losing (as
+        ``scoring_komi``.  A Monte-Carlo search that sees every move losing (as
         White giving handicap) or every move winning (as Black taking it)
         cannot tell its moves apart: pretending that the komi makes the
         game even restores the difference (Pachi's dynamic komi).
@@ -254,10 +269,10 @@ class Player:
           ``dyn_komi_high`` (:meth:`_adapt_komi`)."""
         cfg, game = self.config.search, self.game
         if cfg.dyn_komi == 1:
-            return game.komi + self.linear_komi_extra()
+            return self.scoring_komi + self.linear_komi_extra()
         if cfg.dyn_komi == 2:
-            return game.komi + game.komi_adjust[c]
-        return game.komi
+            return self.scoring_komi + game.komi_adjust[c]
+        return self.scoring_komi
 
     def linear_komi_extra(self) -> float:
         """Linear dynamic komi: the points given to white on top of the komi
@@ -291,7 +306,7 @@ class Player:
     def komi_helps(self, c: int) -> bool:
         """Whether the search's komi is on ``c``'s side of the real one: its
         winrate is then not the real game's, and it does not resign."""
-        extra = self.search_komi(c) - self.game.komi
+        extra = self.search_komi(c) - self.scoring_komi
         return extra > 0 if c == WHITE else extra < 0
 
     def _search_move(self, c: int, color: str, cleanup: bool) -> int | str:
@@ -408,7 +423,7 @@ class Player:
         opponent's killing move is rarely found."""
         after = self.game.board.copy()
         after.play(PASS, c)
-        result = self.search.run(after, self.game.komi,
+        result = self.search.run(after, self.scoring_komi,
                                  max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
                                  history=(PASS,) + self.history())
         self._ownership = (position_key(after), result)
@@ -509,8 +524,8 @@ class Player:
         log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f%s, tree %d nodes"
                  " | %s", color, move if isinstance(move, str) else self.game.board.name(move),
                  r.sims, r.seconds, r.sims_per_s, r.winrate,
-                 f" at dynamic komi {komi:g} (real {self.game.komi:g})"
-                 if komi != self.game.komi else "", r.nodes, best)
+                 f" at dynamic komi {komi:g} (real {self.scoring_komi:g})"
+                 if komi != self.scoring_komi else "", r.nodes, best)
         if r.net is not None:
             n = r.net
             log.info("network: %d evaluations (%.0f/s, mean batch %.1f, %d with a value), "
@@ -572,7 +587,7 @@ class Player:
         key = position_key(self.game.board)
         if self._ownership is None or self._ownership[0] != key:
             sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
-            result = self.search.run(self.game.board, self.game.komi, max_sims=sims,
+            result = self.search.run(self.game.board, self.scoring_komi, max_sims=sims,
                                      history=self.history())
             self._ownership = (key, result)
         return self._ownership[1].ownership
@@ -588,7 +603,7 @@ class Player:
             b = board.copy()
             b.to_move = c
             b.s[S_PASSES] = 0
-            out.append((b, self.search.run(b, self.game.komi, max_sims=sims, history=history)))
+            out.append((b, self.search.run(b, self.scoring_komi, max_sims=sims, history=history)))
         return out
 
     def _count(self, board: Board, history: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -597,7 +612,7 @@ class Player:
         two ``count_searches`` combined by ``count_ownership``; the playout
         ownership is the mean of the two searches'.  One count per position
         and komi, whoever is to move."""
-        key = (board.size, board.hash, board.ko, self.game.komi)
+        key = (board.size, board.hash, board.ko, self.scoring_komi)
         if self._count_cache is None or self._count_cache[0] != key:
             (_, first_b), (_, first_w) = self.count_searches(board, history)
             own = count_ownership(board, first_b.ownership, first_w.ownership)
@@ -632,7 +647,7 @@ class Player:
         for p in self._dead_stones(own):
             board.b[COLOR, p] = 3 - board.b[COLOR, p]   # the capturer's stone
         black, white = area_score(board.b, board.s)
-        return black - white - self.game.komi
+        return black - white - self.scoring_komi
 
     def final_score(self) -> str:
         """Area score after removing the stones the count judges dead."""

@@ -430,6 +430,39 @@ def test_genmove_under_time_settings() -> None:
 # scoring
 
 
+@pytest.mark.parametrize("rules,score", [(None, "B+4.5"), ("chinese", "W+0.5"),
+                                         ("japanese", "W+0.5"), ("aga", "B+0.5"),
+                                         ("new_zealand", "B+4.5")])
+def test_final_score_gives_white_the_rules_handicap_compensation(rules, score) -> None:
+    """Five black handicap stones on 5x5 (column C), White's wall on D:
+    black area 15, white 10, komi 0.5.  KGS's rules (kgs-rules) give White
+    a point per handicap stone (Chinese), one less (AGA) or none (New
+    Zealand); Japanese territory counting comes to Chinese's result;
+    without kgs-rules the count is Tromp-Taylor's, komi only.  The rules
+    stay for the next game, and an even game has no compensation."""
+    e = Engine()
+    if rules:
+        e.ok(f"kgs-rules {rules}")
+    for _ in range(2):          # the second game: the rules were said once
+        e.play_all("boardsize 5", "clear_board", "komi 0.5", "set_free_handicap C1 C2 C3 C4 C5")
+        for r in range(1, 6):
+            e.play_all(f"w D{r}", "b pass")
+        assert e.ok("final_score") == score
+    wall_5x5(e)
+    assert e.ok("final_score") == "B+5"
+
+
+def test_the_rules_option_and_bad_rules() -> None:
+    e = Engine([*ARGS, "--rules", "aga"])
+    e.play_all("boardsize 5", "komi 0.5", "set_free_handicap C1 C2 C3 C4 C5",
+               *(m for r in range(1, 6) for m in (f"w D{r}", "b pass")))
+    assert e.ok("final_score") == "B+0.5"
+    assert e.fail("kgs-rules ing") == "syntax error"
+    assert e.ok("final_score") == "B+0.5"
+    with pytest.raises(SystemExit):
+        parse_args(["--rules", "ing"])
+
+
 @pytest.mark.parametrize("komi,score", [("0", "B+5"), ("1.5", "B+3.5"), ("5", "0"),
                                         ("7.5", "W+2.5"), ("12.5", "W+7.5")])
 def test_final_score_on_a_settled_board(komi: str, score: str) -> None:
