@@ -16,6 +16,11 @@ run with no loader workers.
 A value net (res6v) trains its value head too, on the cache's game
 results.  ``--memory-formats`` times each layout of the activations
 (``nets.train --memory-format``; default: the one nets.train's auto picks).
+Steps clip the gradient's norm at 5, as the long runs do.  ``--profile``
+adds a table of where a step's time goes (the batch, the forward pass with
+the loss, the backward pass, the clipping, Adam's step; the clock read
+between them, which on the CPU waits for nothing) and the TFLOP/s that the
+two passes achieve, from PyTorch's count of their operations.
 
 Prints a Markdown table (network, params, threads, layout, positions/s per
 precision, ratio of the last precision to the first).  Exit status 2 with
@@ -31,6 +36,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from bench.inference import (BenchError, parse_counts, parse_precisions, speed_table_head,
                              speed_table_row)
@@ -42,33 +48,49 @@ from nets.train import pick_memory_format, policy_value_loss, train_step
 CPU = torch.device("cpu")
 
 
-def steps_per_second(model: str, sampler: D.PositionSampler, batch: int, precision: str,
-                     seconds: float, memory_format=torch.contiguous_format) -> float:
-    """Positions per second of ``model`` trained in ``precision``."""
+PHASES = ("batch", "forward", "backward", "clip", "optimiser")
+
+
+def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
+            seconds: float, memory_format=torch.contiguous_format) -> dict:
+    """Positions per second of ``model`` trained in ``precision`` (gradient
+    norm clipped at 5, as the long runs train), and the seconds per step
+    of each of PHASES: the batch (replay, planes, symmetry, value
+    targets), the forward pass with the loss, the backward pass, the
+    clipping and Adam's step; ``gflop``: the forward and backward passes'
+    floating-point operations per position (PyTorch's count)."""
     torch.manual_seed(0)
     net = build_model(model).train().to(memory_format=memory_format)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     values = getattr(net, "has_value", False)
+    totals = [0.0] * len(PHASES)
 
-    def ctx():
-        return autocast(CPU, precision)
-
-    def step(k: int) -> None:
+    def step(k: int, prec: str = precision) -> None:
+        marks = [time.perf_counter()]
         x, y, c, where = sampler.batch(batch, k, info=True)
         v = torch.from_numpy(sampler.value_targets(where["game"], c)) if values else None
+        marks.append(time.perf_counter())
         train_step(net, opt, torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c),
-                   CPU, ctx, (lambda o, y, x, v: policy_value_loss(o, y, v, 1.0)) if values
+                   CPU, lambda: autocast(CPU, prec),
+                   (lambda o, y, x, v: policy_value_loss(o, y, v, 1.0)) if values
                    else (lambda logits, y, x: torch.nn.functional.cross_entropy(logits, y)),
-                   v=v, memory_format=memory_format)
+                   clip=5.0, v=v, memory_format=memory_format, marks=marks)
+        for i in range(len(PHASES)):
+            totals[i] += marks[i + 1] - marks[i]
 
-    for k in range(3):
+    with FlopCounterMode(display=False) as flops:
+        step(0, "fp32")
+    for k in range(1, 3):
         step(k)
+    totals[:] = [0.0] * len(PHASES)
     n = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         step(3 + n)
         n += 1
-    return batch * n / (time.perf_counter() - t0)
+    return {"positions_per_s": batch * n / (time.perf_counter() - t0),
+            "phases": {p: t / n for p, t in zip(PHASES, totals)},
+            "gflop": flops.get_total_flops() / batch / 1e9}
 
 
 def run(args: argparse.Namespace) -> list[dict]:
@@ -111,13 +133,33 @@ def run(args: argparse.Namespace) -> list[dict]:
                 speeds = []
                 for p in precisions:
                     precision = resolve_precision(p, CPU)[0]
-                    speed = steps_per_second(model, sampler, args.batch, precision, args.seconds,
-                                             fmt)
+                    m = measure(model, sampler, args.batch, precision, args.seconds, fmt)
                     rows.append({"model": model, "threads": t, "precision": precision,
-                                 "layout": layout, "positions_per_s": speed})
-                    speeds.append(speed)
+                                 "layout": layout, **m})
+                    speeds.append(m["positions_per_s"])
                 print(speed_table_row([model, f"{params:,}", t, layout], speeds), flush=True)
+    if args.profile:
+        print_profile(rows, args.batch)
     return rows
+
+
+def print_profile(rows: list[dict], batch: int) -> None:
+    """Where a step's time goes, one row per timed cell: milliseconds per
+    step in each phase (and its share), and the TFLOP/s that the forward
+    and backward passes achieve."""
+    print(f"\nOne step of batch {batch}, milliseconds (share of the step):\n")
+    print("| network | threads | layout | precision | " + " | ".join(PHASES)
+          + " | positions/s | GFLOP a position | TFLOP/s in the passes |")
+    print("|---" * (len(PHASES) + 7) + "|")
+    for r in rows:
+        ph = r["phases"]
+        total = sum(ph.values())
+        passes = ph["forward"] + ph["backward"]
+        cells = [f"{ph[p] * 1e3:.1f} ({ph[p] / total:.0%})" for p in PHASES]
+        tflops = r["gflop"] * batch / passes / 1e3 if passes > 0 else 0.0
+        print(f"| {r['model']} | {r['threads']} | {r['layout']} | {r['precision']} | "
+              + " | ".join(cells)
+              + f" | {r['positions_per_s']:.0f} | {r['gflop']:.2f} | {tflops:.2f} |")
 
 
 def main(argv=None) -> int:
@@ -134,6 +176,9 @@ def main(argv=None) -> int:
     ap.add_argument("--memory-formats", default=None,
                     help="comma-separated activation layouts to time (contiguous, "
                          "channels_last; default: the one nets.train picks)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also print where a step's time goes (batch, forward, backward, "
+                         "clipping, optimiser) and the TFLOP/s of the passes")
     args = ap.parse_args(argv)
     try:
         run(args)

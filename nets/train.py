@@ -879,13 +879,20 @@ def pick_memory_format(spec: str, config: dict, device: torch.device) -> torch.m
 def train_step(net, opt, x, y, c, device, autocast,
                loss_fn=lambda logits, y, x: F.cross_entropy(logits, y),
                clip: float | None = None, v: torch.Tensor | None = None,
-               memory_format: torch.memory_format = torch.contiguous_format) -> torch.Tensor:
+               memory_format: torch.memory_format = torch.contiguous_format,
+               marks: list[float] | None = None) -> torch.Tensor:
     """One optimiser step on a batch (x uint8 planes, y targets: moves for
     the policy, owners for the ownership net; c colours; v a value net's
     targets, whose third column is the komi); returns the loss
     ``loss_fn(logits, y, x)`` (``loss_fn(outputs, y, x, v)`` with v) as a
     tensor (reading it would wait for the device).  ``clip`` caps the
-    gradient's global L2 norm."""
+    gradient's global L2 norm.  ``marks``, on the CPU: the clock is read
+    after the forward pass and loss, the backward pass, the clipping and
+    the optimiser step (``bench.training --profile``)."""
+
+    def mark() -> None:
+        if marks is not None:
+            marks.append(time.perf_counter())
     x = x.to(device, non_blocking=True).float().contiguous(memory_format=memory_format)
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
@@ -898,11 +905,15 @@ def train_step(net, opt, x, y, c, device, autocast,
         with autocast():
             out = net(x, c, v[:, 2])
         loss = loss_fn(out, y, x, v)
+    mark()
     opt.zero_grad(set_to_none=True)
     loss.backward()
+    mark()
     if clip is not None:
         torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
+    mark()
     opt.step()
+    mark()
     return loss
 
 

@@ -43,9 +43,28 @@ def test_a_value_net_in_both_layouts(tmp_path, capsys) -> None:
                           "fp32", "--seconds", "0.3", "--batch", "8", "--memory-formats",
                           "contiguous,channels_last"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(" | ")[3] for line in lines[3:]] == ["contiguous", "channels_last"]
+    assert [line.split(" | ")[3] for line in lines[3:5]] == ["contiguous", "channels_last"]
+    assert len(lines) == 5
     assert training.main([str(cache), "--memory-formats", "sideways"]) == 2
     assert "unknown ['sideways']" in capsys.readouterr().err
+
+
+def test_the_profile_splits_a_step_into_its_phases(tmp_path, capsys) -> None:
+    make_sgf_dir(tmp_path / "games", n_good=6, n_moves=40)
+    cache = tmp_path / "cache.npz"
+    D.build_cache(tmp_path / "games", cache, val_fraction=0.2, workers=1, log=None)
+    assert training.main([str(cache), "--models", "small6", "--threads", "1", "--precisions",
+                          "fp32", "--seconds", "0.3", "--batch", "8", "--profile"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    head = lines.index("One step of batch 8, milliseconds (share of the step):")
+    assert lines[head + 2] == ("| network | threads | layout | precision | batch | forward | "
+                               "backward | clip | optimiser | positions/s | GFLOP a position | "
+                               "TFLOP/s in the passes |")
+    row = lines[head + 4].split(" | ")
+    assert row[:4] == ["| small6", "1", "contiguous", "fp32"]
+    shares = [int(re.fullmatch(r"[\d.]+ \((\d+)%\)", cell)[1]) for cell in row[4:9]]
+    assert 95 <= sum(shares) <= 105, row
+    assert float(row[10]) > 0.1         # small6: about 0.8 GFLOP a position
 
 
 @pytest.mark.parametrize("argv, message", [
