@@ -9,6 +9,7 @@ A checkpoint is ``torch.save`` of a plain dict, loadable with
       "metadata":   "<JSON text>",         # see below
       "weights":    {name: tensor},        # model.state_dict()
       "optimizer":  optimizer.state_dict() or absent,
+      "ema":        {name: tensor} or absent,  # the weights' moving average
     }
 
 The metadata (a JSON object, kept as text so that anything in it stays
@@ -46,6 +47,7 @@ class Checkpoint:
     metadata: dict
     weights: dict
     optimizer: dict | None = field(default=None)
+    ema: dict | None = field(default=None)      # the run's exponential moving average
 
     def build_model(self, device="cpu") -> torch.nn.Module:
         """The model of this checkpoint with its weights, in eval mode."""
@@ -68,10 +70,13 @@ def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def save_checkpoint(path, model: torch.nn.Module, *, metadata: dict | None = None,
-                    optimizer: torch.optim.Optimizer | None = None) -> Path:
+                    optimizer: torch.optim.Optimizer | None = None,
+                    ema: torch.nn.Module | None = None) -> Path:
     """Write the checkpoint atomically (a temporary file renamed over
     ``path``).  ``metadata`` is merged over the mandatory keys taken from
-    the model; it must be JSON-able."""
+    the model; it must be JSON-able.  ``ema``: a model of the same
+    architecture holding the moving average of the weights (nets.train
+    --ema), kept beside them."""
     path = Path(path)
     model = _unwrap(model)
     config = dict(getattr(model, "config", {}))
@@ -94,6 +99,8 @@ def save_checkpoint(path, model: torch.nn.Module, *, metadata: dict | None = Non
     }
     if optimizer is not None:
         blob["optimizer"] = optimizer.state_dict()
+    if ema is not None:
+        blob["ema"] = {k: v.detach().cpu().contiguous() for k, v in ema.state_dict().items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     torch.save(blob, tmp)
@@ -122,8 +129,11 @@ def load_checkpoint(path, *, map_location="cpu", check_features: bool = True) ->
     try:
         meta = json.loads(blob["metadata"])
         weights = blob["weights"]
+        ema = blob.get("ema")
         if not isinstance(meta, dict) or not isinstance(weights, dict) \
-                or not all(torch.is_tensor(v) for v in weights.values()):
+                or not all(torch.is_tensor(v) for v in weights.values()) \
+                or not (ema is None or (isinstance(ema, dict)
+                                        and all(torch.is_tensor(v) for v in ema.values()))):
             raise TypeError("bad layout")
         meta["config"]["arch"]
     except (KeyError, TypeError, ValueError) as e:
@@ -138,7 +148,7 @@ def load_checkpoint(path, *, map_location="cpu", check_features: bool = True) ->
     if check_features and planes != N_PLANES:
         raise ValueError(f"checkpoint {path} holds a model of {planes} input planes; this "
                          f"engine computes {N_PLANES}")
-    return Checkpoint(path, meta, weights, blob.get("optimizer"))
+    return Checkpoint(path, meta, weights, blob.get("optimizer"), ema)
 
 
 def load_model(path, device="cpu") -> tuple[torch.nn.Module, dict]:
@@ -147,13 +157,26 @@ def load_model(path, device="cpu") -> tuple[torch.nn.Module, dict]:
     return ck.build_model(device), ck.metadata
 
 
-def weights_only(src, dst) -> Path:
+def weights_only(src, dst, use_ema: bool = False) -> Path:
     """Copy the checkpoint ``src`` to ``dst`` without its optimizer state
     (weights and metadata only: a third of an Adam checkpoint's size, what
     ships under nets/weights/ and what a size limit lets through).  A run
-    resumed from it goes on at its step and schedule with a fresh optimizer."""
+    resumed from it goes on at its step and schedule with a fresh optimizer.
+    ``use_ema``: ship the moving average of the weights instead (its
+    measured accuracy, the ``ema_`` keys, becomes the checkpoint's); the
+    run resumed from it goes on from those weights."""
     ck = load_checkpoint(src)
-    return save_checkpoint(dst, ck.build_model(), metadata=ck.metadata)
+    if not use_ema:
+        return save_checkpoint(dst, ck.build_model(), metadata=ck.metadata)
+    if ck.ema is None:
+        raise ValueError(f"checkpoint {src} holds no moving average (train with --ema)")
+    meta = dict(ck.metadata)
+    accuracy = meta.get("accuracy") or {}
+    meta["accuracy"] = {k[4:]: v for k, v in accuracy.items() if k.startswith("ema_")}
+    if "step" in accuracy:
+        meta["accuracy"]["step"] = accuracy["step"]
+    meta["weights"] = "ema"
+    return save_checkpoint(dst, Checkpoint(ck.path, meta, ck.ema).build_model(), metadata=meta)
 
 
 def main(argv=None) -> int:
@@ -165,9 +188,11 @@ def main(argv=None) -> int:
     w = sub.add_parser("weights-only", help="copy a checkpoint without its optimizer state")
     w.add_argument("src")
     w.add_argument("dst")
+    w.add_argument("--ema", action="store_true",
+                   help="ship the moving average of the weights (a run trained with --ema)")
     args = ap.parse_args(argv)
     try:
-        path = weights_only(args.src, args.dst)
+        path = weights_only(args.src, args.dst, args.ema)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -34,6 +34,13 @@ first step boundary after M minutes, evaluated and checkpointed, so that
 a run fits a time slot (a session, a GPU call) and the next one resumes it;
 SIGTERM (``kill PID``) stops a one-process run the same way.
 
+``--ema DECAY`` (e.g. 0.999) keeps an exponential moving average of the
+weights and batch-norm statistics beside them (PyTorch's ``AveragedModel``):
+every evaluation measures it too (the ``ema_`` keys of metrics.jsonl,
+dashed in the plot), checkpoints carry it, and ``python -m nets.checkpoint
+weights-only --ema`` ships it.  A resumed run keeps its decay; ``--ema 0``
+stops averaging.
+
 Devices: CUDA when available, else CPU; ``--precision auto`` trains under
 bf16 autocast where the device is fast at it (nets/precision.py) and says
 which in its first log line.  Under ``torchrun``
@@ -160,6 +167,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="value models: the value and ownership heads learn at this multiple "
                          "of the learning rate (a new head beside a trained trunk; default 1, "
                          "or the checkpoint's when resuming)")
+    ap.add_argument("--ema", type=float, default=None, metavar="DECAY",
+                    help="keep and evaluate a moving average of the weights with this decay "
+                         "per step, e.g. 0.999 (default: none, or the checkpoint's when "
+                         "resuming; 0 stops it)")
     ap.add_argument("--value-weight", type=float, default=None,
                     help="value models: the weight of the value loss (binary cross-entropy "
                          "of the game's winner) beside the policy's (default 1, or the "
@@ -215,6 +226,8 @@ def check_options(args: argparse.Namespace) -> None:
     if args.value_weight is not None and not (math.isfinite(args.value_weight)
                                               and args.value_weight >= 0):
         raise TrainError(f"--value-weight must be a number >= 0, got {args.value_weight}")
+    if args.ema is not None and not (0 <= args.ema < 1):
+        raise TrainError(f"--ema must be a decay in [0, 1), got {args.ema}")
 
 
 def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
@@ -411,7 +424,10 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
     for k in ACCURACY_KEYS:
         pts = [(r["step"], r[k]) for r in rows if r.get(k) is not None]
         if pts:
-            b.plot(*zip(*pts), label=k)
+            line, = b.plot(*zip(*pts), label=k)
+            averaged = [(r["step"], r["ema_" + k]) for r in rows if r.get("ema_" + k) is not None]
+            if averaged:
+                b.plot(*zip(*averaged), "--", color=line.get_color(), label=k + " (averaged)")
     b.set_xlabel("step")
     b.set_ylabel("validation accuracy")
     b.set_ylim(0, 1)
@@ -533,7 +549,7 @@ def train(args: argparse.Namespace) -> dict:
     # learning rate, schedule and clip below)
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
     for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
-                          ("positions_per_game", 8)):
+                          ("positions_per_game", 8), ("ema", 0.0)):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
 
@@ -564,6 +580,14 @@ def train(args: argparse.Namespace) -> dict:
     model.to(device)
     memory_format = pick_memory_format(args.memory_format, config, device)
     model.to(memory_format=memory_format)
+    ema = None
+    if args.ema:
+        from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+        ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(args.ema),
+                            use_buffers=True)
+        if ck is not None and ck.ema is not None:
+            ema.module.load_state_dict(ck.ema)
+            ema.n_averaged.fill_(1)     # averaging goes on from the saved average
 
     # data (after the model: an unknown model name is reported first)
     cache = resolve_data(args.data, out, args.seed, is_main)
@@ -703,14 +727,15 @@ def train(args: argparse.Namespace) -> dict:
                             "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
                             "world_size": world, "positions_per_game": args.positions_per_game,
                             "clip_grad": args.clip_grad, "value_weight": args.value_weight,
-                            "head_lr_scale": args.head_lr_scale},
+                            "head_lr_scale": args.head_lr_scale, "ema": args.ema},
         }
         if result is not None:
-            meta["accuracy"] = {k: result[k] for k in ACCURACY_KEYS + ("val_loss", "val_positions",
-                                                                       "value_loss")
+            keys = ACCURACY_KEYS + ("val_loss", "val_positions", "value_loss")
+            meta["accuracy"] = {k: result[k] for k in keys + tuple("ema_" + k for k in keys)
                                 if k in result}
             meta["accuracy"]["step"] = result["step"]
-        save_checkpoint(path, model, metadata=meta, optimizer=opt if path == last else None)
+        save_checkpoint(path, model, metadata=meta, optimizer=opt if path == last else None,
+                        ema=ema.module if ema is not None else None)
 
     def checkpoint_and_log(result: dict | None) -> None:
         nonlocal best
@@ -739,17 +764,25 @@ def train(args: argparse.Namespace) -> dict:
                else "")
             + f", halved at {halvings or 'never'}"
             + (f", gradient norm clipped at {args.clip_grad:g}" if args.clip_grad else "")
+            + (f", weights averaged (decay {args.ema:g})" if ema is not None else "")
             + f"; features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})"
             + ("; channels-last" if memory_format == torch.channels_last else ""))
 
     def run_eval(train_loss):
         result = evaluate_fn(model, val, device, autocast)
+        if ema is not None:
+            averaged = evaluate_fn(ema.module, val, device, autocast)
+            result.update({"ema_" + k: v for k, v in averaged.items() if not k.endswith("positions")})
         result.update(step=step, train_loss=train_loss, lr=lr_at(step, base_lr, halvings),
                       seconds=round(time.time() - t_start, 1))
         accs = " ".join(f"{k} {result[k]:.4f}" for k in ACCURACY_KEYS
                         if result.get(k) is not None)
         progress.write(f"step {step}: val loss {result['val_loss']:.4f} {accs}"
                        + (f" value loss {result['value_loss']:.4f}" if "value_loss" in result else "")
+                       + (f"; averaged: top1 {result['ema_top1']:.4f}"
+                          + (f" value loss {result['ema_value_loss']:.4f}"
+                             if "ema_value_loss" in result else "")
+                          if "ema_top1" in result else "")
                        + (f", train loss {train_loss:.4f}" if train_loss is not None else ""))
         return result
 
@@ -775,6 +808,8 @@ def train(args: argparse.Namespace) -> dict:
             loss = train_step(net, opt, *batch[:3], device, autocast, loss_fn, args.clip_grad,
                               memory_format=memory_format,
                               v=batch[3] if len(batch) > 3 else None)
+            if ema is not None:
+                ema.update_parameters(model)
             step += 1
             loss_sum += loss.detach()
             loss_n += 1

@@ -160,13 +160,45 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
     ("--lr", "nan"), ("--lr", "-1"), ("--weight-decay", "inf"), ("--val-positions", "-5"),
     ("--positions-per-game", "0"), ("--threads", "0"), ("--checkpoint-every", "0"),
     ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan"),
-    ("--clip-grad", "off")])
+    ("--clip-grad", "off"), ("--ema", "1"), ("--ema", "-0.1")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])
     assert code == 2
     assert f"error: {option} must be" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_moving_average_of_the_weights(cache, tmp_path, capsys) -> None:
+    """--ema: every evaluation measures the average too, checkpoints carry
+    it, a resumed run keeps averaging exactly as an uninterrupted one, and
+    weights-only --ema ships it with its own accuracy."""
+    from nets.checkpoint import main as checkpoint_main
+    common = ["--data", str(cache), "--eval-every", "3", "--optimizer", "adam", "--lr", "0.003",
+              "--halve-at", "none", *TINY]
+    straight, split = tmp_path / "straight", tmp_path / "split"
+    assert T.main([*common, "--out", str(straight), "--steps", "6", "--ema", "0.5"]) == 0
+    assert "weights averaged (decay 0.5)" in capsys.readouterr().err
+    rows = _metrics(straight)
+    assert rows[0]["ema_val_loss"] == rows[0]["val_loss"]       # the average starts at the weights
+    assert all(0 <= r["ema_top1"] <= r["ema_top5"] <= 1 for r in rows)
+    assert rows[-1]["ema_val_loss"] != rows[-1]["val_loss"]
+    assert T.main([*common, "--out", str(split), "--steps", "3", "--ema", "0.5"]) == 0
+    assert T.main([*common, "--out", str(split), "--steps", "6", "--resume"]) == 0
+    assert "weights averaged (decay 0.5)" in capsys.readouterr().err
+    a, b = load_checkpoint(straight / "last.pt"), load_checkpoint(split / "last.pt")
+    assert b.metadata["train_state"]["ema"] == 0.5 and set(b.ema) == set(b.weights)
+    for k, v in a.ema.items():
+        assert torch.allclose(v.float(), b.ema[k].float(), atol=1e-5), k
+    shipped = tmp_path / "shipped.pt"
+    assert checkpoint_main(["weights-only", "--ema", str(straight / "last.pt"), str(shipped)]) == 0
+    ck = load_checkpoint(shipped)
+    assert ck.ema is None and ck.optimizer is None and ck.metadata["weights"] == "ema"
+    assert ck.metadata["accuracy"]["top1"] == rows[-1]["ema_top1"]
+    for k, v in a.ema.items():
+        assert torch.equal(v, ck.weights[k]), k
+    assert checkpoint_main(["weights-only", "--ema", str(shipped), str(tmp_path / "x.pt")]) == 2
+    assert "holds no moving average" in capsys.readouterr().err
 
 
 def test_resume_keeps_the_clip_unless_told(cache, tmp_path, capsys) -> None:
