@@ -1,8 +1,8 @@
 """Final-ownership labels of real games, for the ownership network.
 
     python -m bench.ownership_labels DATA_DIR OUT.jsonl [--games N]
-        [--gnugo "/usr/games/gnugo --mode gtp --level 1"] [--seed S]
-        [--timeout SEC]
+        [--gnugo "/usr/games/gnugo --mode gtp --level 1" | --net CKPT]
+        [--seed S] [--timeout SEC]
 
 Which games: the SGF files under DATA_DIR (any board size, no handicap or
 setup stones) whose result names a score
@@ -26,6 +26,20 @@ games, which are played under Chinese rules; GNU Go's own ``final_score``,
 Japanese counting with prisoners, for the others).  A game that fails is
 written with ``"agrees": false`` and its reason; the trainer uses only the
 games that agree.
+
+``--net CKPT`` asks an ownership network (e.g. ``nets/weights/res6own.pt``)
+instead of GNU Go, a few milliseconds a game instead of a second, so that
+every counted game of a large set gets a label: a stone is dead when the
+network gives its point to the other colour.  The territory count of a
+record not played under Chinese rules is then the engine's own: empty
+points and dead stones of a region only one colour reaches, plus the
+prisoners taken in the game and the dead stones.  A network misjudges
+more often than GNU Go (res6own's counts came within a point of the
+record's in 69% of 300 test19 games, GNU Go's in 98%; their owner maps
+agreed on 99.1% of the points), so its label agrees only when its count
+comes within a point of the record's margin, not merely names the winner.
+The line's ``by`` names the labeller (``gnugo`` or the checkpoint's file
+name).
 
 Output: one JSON line per game (appended and flushed; a rerun skips the
 files already in OUT, so the job resumes after a stop)::
@@ -53,14 +67,16 @@ from pathlib import Path
 import numpy as np
 from sgfmill import sgf as sgfmill
 
-from engine.board import (BLACK, COLOR, EMPTY, MAX_SIZE, PASS, WHITE, Board, IllegalMove,
-                          area_fill)
+from engine.board import (BLACK, COLOR, EMPTY, MAX_SIZE, PASS, S_NEMPTY, WHITE, Board,
+                          IllegalMove, area_fill)
 from engine.sgf import parse
 from gtp.client import GtpClient, GtpClientError
-from gtp.vertex import parse_vertex
+from gtp.vertex import format_vertex, parse_vertex
 from nets.data import DataError, find_sgf_files, normalise_komi
 
 DEFAULT_GNUGO = "/usr/games/gnugo --mode gtp --level 1"
+#: a network's label agrees only when its count is this close to the record's
+NET_MAX_ERROR = 1.0
 _SCORE = re.compile(r"^([BW])\+(\d+(?:\.\d+)?)$")
 _CHAR = {1: "X", -1: "O", 0: "."}
 
@@ -98,8 +114,30 @@ def owner_map(board: Board, dead: list[int]) -> np.ndarray:
     return out
 
 
-def label_game(gnugo: GtpClient, path: Path, source: str) -> dict | None:
-    """The label of one game (None: not a counted game)."""
+def territory_score(board: Board, own: np.ndarray, dead: list[int],
+                    prisoners: dict[int, int], komi: float) -> float:
+    """Japanese counting, black minus white: each colour's territory (the
+    points of ``own``, rows from the top, that are not its own living
+    stones: empty points and the dead stones in its area) plus the
+    prisoners it took in the game and its opponent's ``dead`` stones."""
+    n = board.size
+    score = float(prisoners[BLACK] - prisoners[WHITE]) - komi
+    dead_set = set(dead)
+    for p in board.points():
+        col, row = board.coords(p)
+        owner = int(own[(n - 1 - row) * n + col])
+        k = board.color(p)
+        if owner != 0 and (k == EMPTY or p in dead_set):
+            score += owner
+        if p in dead_set:
+            score += 1 if k == WHITE else -1
+    return score
+
+
+def replay(path: Path, source: str):
+    """(label so far, board at the end, prisoners taken by each colour,
+    the moves most recent first) of a counted game; None for another; a
+    finished label that disagrees when the record cannot be replayed."""
     data = path.read_bytes()
     root = sgfmill.Sgf_game.from_bytes(data).get_root()
     res = record_result(root)
@@ -109,22 +147,84 @@ def label_game(gnugo: GtpClient, path: Path, source: str) -> dict | None:
     if not 2 <= rec.size <= MAX_SIZE or rec.setup or rec.handicap >= 2:
         return None
     komi = normalise_komi(rec.komi)
-    rules = record_rules(root, source)
-    out = {"source": source, "result": f"{res[0]}+{res[1]:g}", "komi": komi, "rules": rules,
-           "moves": len(rec.moves)}
+    out = {"source": source, "result": f"{res[0]}+{res[1]:g}", "komi": komi,
+           "rules": record_rules(root, source), "moves": len(rec.moves)}
     board = Board(rec.size)
+    prisoners = {BLACK: 0, WHITE: 0}
+    moves = []
     try:
         for c, v in rec.moves:
-            board.play(PASS if v is None else board.point(*v), c)
+            p = PASS if v is None else board.point(*v)
+            empty = int(board.s[S_NEMPTY])
+            board.play(p, c)
+            if p != PASS:
+                prisoners[c] += int(board.s[S_NEMPTY]) - (empty - 1)
+            moves.append(p)
     except IllegalMove as e:
         return {**out, "agrees": False, "why": f"illegal move in the record: {e}"}
+    return out, board, prisoners, tuple(reversed(moves))
+
+
+def finish(out: dict, own: np.ndarray, names: list[str], score: float,
+           max_error: float | None = None) -> dict:
+    """The label line: the owner map and whether its count names the
+    record's winner (and, with ``max_error``, comes within that many points
+    of the record's margin)."""
+    winner = "B" if score > 0 else "W" if score < 0 else "0"
+    margin = float(out["result"][2:]) * (1 if out["result"][0] == "B" else -1)
+    agrees = winner == out["result"][0] and (max_error is None
+                                             or abs(score - margin) <= max_error)
+    out.update(dead=names, score=score, agrees=agrees,
+               owner="".join(_CHAR[int(k)] for k in own))
+    if not agrees:
+        out["why"] = f"the labelled position scores {score:+g}, the record {out['result']}"
+    return out
+
+
+def net_label(evaluator, path: Path, source: str, max_error: float = NET_MAX_ERROR) -> dict | None:
+    """The label of one game by an ownership network (None: not a counted
+    game): the stones it gives to the other colour are dead.  It agrees
+    when its count comes within ``max_error`` points of the record's."""
+    game = replay(path, source)
+    if game is None or isinstance(game, dict):
+        return game
+    out, board, prisoners, history = game
+    out["by"] = Path(evaluator.path).name
+    from engine.priors import root_planes
+    prob = evaluator.evaluate(root_planes(board, history, 9),
+                              np.array([board.to_move], np.int32))[0]
+    n = board.size
+    black = prob if board.to_move == BLACK else 1.0 - prob     # P(black owns the point)
+    dead, names = [], []
+    for p in board.points():
+        k = board.color(p)
+        col, row = board.coords(p)
+        pb = float(black[(n - 1 - row) * n + col])
+        if (k == BLACK and pb < 0.5) or (k == WHITE and pb > 0.5):
+            dead.append(p)
+            names.append(format_vertex((col, row), n))
+    own = owner_map(board, dead)
+    komi = out["komi"]
+    score = (float(own.sum()) - komi if out["rules"] == "chinese"
+             else territory_score(board, own, dead, prisoners, komi))
+    return finish(out, own, names, score, max_error)
+
+
+def label_game(gnugo: GtpClient, path: Path, source: str) -> dict | None:
+    """The label of one game by GNU Go (None: not a counted game)."""
+    game = replay(path, source)
+    if game is None or isinstance(game, dict):
+        return game
+    out, board, _, _ = game
+    out["by"] = "gnugo"
+    komi, rules, size = out["komi"], out["rules"], board.size
     gnugo.send(f"loadsgf {path}")
     gnugo.send(f"komi {komi:g}")
     answer = gnugo.send("final_status_list dead")
     names = answer.split()
     dead = []
     for name in names:
-        v = parse_vertex(name, rec.size)
+        v = parse_vertex(name, size)
         p = board.point(*v)
         if board.color(p) == EMPTY:
             return {**out, "agrees": False, "why": f"GNU Go's dead stone {name} is an empty point"}
@@ -135,12 +235,7 @@ def label_game(gnugo: GtpClient, path: Path, source: str) -> dict | None:
     else:
         m = _SCORE.match(gnugo.send("final_score"))
         score = 0.0 if m is None else float(m.group(2)) * (1 if m.group(1) == "B" else -1)
-    winner = "B" if score > 0 else "W" if score < 0 else "0"
-    out.update(dead=names, score=score, agrees=winner == res[0],
-               owner="".join(_CHAR[int(k)] for k in own))
-    if winner != res[0]:
-        out["why"] = f"the labelled position scores {score:+g}, the record {out['result']}"
-    return out
+    return finish(out, own, names, score)
 
 
 def main(argv=None) -> int:
@@ -151,6 +246,8 @@ def main(argv=None) -> int:
     ap.add_argument("out", help="JSON-lines file (appended to; existing games are skipped)")
     ap.add_argument("--games", type=int, default=None, help="label at most N counted games")
     ap.add_argument("--gnugo", default=DEFAULT_GNUGO, help=f"GNU Go command (default: {DEFAULT_GNUGO})")
+    ap.add_argument("--net", default=None, metavar="CKPT",
+                    help="label with this ownership network instead of GNU Go")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
     args = ap.parse_args(argv)
@@ -177,7 +274,16 @@ def main(argv=None) -> int:
     agree = 0
     started = time.time()
     command = shlex.split(args.gnugo)
-    gnugo = GtpClient(command, timeout=args.timeout)
+    if args.net is not None:
+        from nets.evaluator import OwnershipEvaluator
+        try:
+            evaluator = OwnershipEvaluator(args.net, device="cpu")
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        gnugo = None
+    else:
+        gnugo = GtpClient(command, timeout=args.timeout)
     try:
         with out.open("a") as f:
             for i in order:
@@ -188,7 +294,8 @@ def main(argv=None) -> int:
                 if source in done:
                     continue
                 try:
-                    label = label_game(gnugo, path, source)
+                    label = (label_game(gnugo, path, source) if gnugo is not None
+                             else net_label(evaluator, path, source))
                 except ValueError as e:       # unreadable SGF
                     label = {"source": source, "agrees": False, "why": str(e)}
                 except GtpClientError as e:
@@ -205,7 +312,8 @@ def main(argv=None) -> int:
                     rate = (time.time() - started) / max(1, labelled - len(done))
                     print(f"{labelled} games labelled, {rate:.2f} s a game", file=sys.stderr)
     finally:
-        gnugo.close()
+        if gnugo is not None:
+            gnugo.close()
     print(f"{labelled} games in {out} ({labelled - len(done)} new, "
           f"{agree} of them agree with the record)", file=sys.stderr)
     return 0
