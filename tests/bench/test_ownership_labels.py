@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.ownership_labels import main, owner_map
-from engine.board import Board
+import numpy as np
+
+from bench.ownership_labels import main, net_label, owner_map, territory_score
+from engine.board import BLACK, WHITE, Board
 
 ROOT = Path(__file__).resolve().parents[2]
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if Path("/usr/games/gnugo").exists() else None)
@@ -58,14 +60,59 @@ def test_seki_liberties_belong_to_neither() -> None:
     assert own[0] == 1 and own[6] == -1
 
 
-def _walls_game(result: str) -> str:
+def _walls_game(result: str, rules: str = "Japanese") -> str:
     """9x9: Black walls off columns A-D, White E-J; White's B3 invades and
     is left dead; two passes.  Japanese count: W+15.5 at komi 7.5."""
     moves = []
     for r in "abcdefghi":
         moves += [f";B[d{r}]", f";W[e{r}]"]
     moves += [";B[]", ";W[bg]", ";B[]", ";W[]"]
-    return f"(;GM[1]FF[4]SZ[9]KM[7.5]RU[Japanese]RE[{result}]" + "".join(moves) + ")"
+    return f"(;GM[1]FF[4]SZ[9]KM[7.5]RU[{rules}]RE[{result}]" + "".join(moves) + ")"
+
+
+class _WallsOwner:
+    """An ownership network's stand-in: columns A-D Black's, E-J White's
+    (the probability that the player to move owns each point)."""
+
+    path = "walls.pt"
+
+    def evaluate(self, planes, colors):
+        black = np.tile([1.0] * 4 + [0.0] * 5, 9)
+        return (black if colors[0] == BLACK else 1.0 - black)[None, :]
+
+
+@pytest.mark.parametrize("result, rules, score, agrees", [
+    ("W+15.5", "Japanese", -15.5, True),    # territory 27 + 1 prisoner against 36 + 7.5 komi
+    ("W+14.5", "Japanese", -15.5, True),    # a point off the record: still agrees
+    ("W+17.5", "Japanese", -15.5, False),   # two points off: left out
+    ("W+16.5", "Chinese", -16.5, True),     # area 36 against 45
+    ("B+0.5", "Chinese", -16.5, False),
+])
+def test_a_network_label_must_come_within_a_point_of_the_record(tmp_path, result, rules, score,
+                                                                agrees) -> None:
+    path = tmp_path / "g.sgf"
+    path.write_text(_walls_game(result, rules=rules))
+    d = net_label(_WallsOwner(), path, "g.sgf")
+    assert d["dead"] == ["B3"] and d["score"] == score and d["by"] == "walls.pt"
+    assert d["agrees"] == agrees and ("why" in d) != agrees
+    assert d["owner"] == ("X" * 4 + "O" * 5) * 9
+
+
+def test_the_territory_count_takes_prisoners_and_dead_stones() -> None:
+    """Black's area A-C, White's D-E; White's B4 dead in Black's area;
+    Black took 2 prisoners in the game and White 1: Black's territory 9
+    empty points + the dead stone's, prisoners 2 + 1 dead, against White's
+    5 points + 1 prisoner, komi 0.5."""
+    board = Board.from_ascii("""
+        . . X O .
+        . O X O .
+        . . X O .
+        . . X O .
+        . . X O .
+    """)
+    own = np.tile([1, 1, 1, -1, -1], 5)
+    score = territory_score(board, own, [board.at("B4")], {BLACK: 2, WHITE: 1}, 0.5)
+    assert score == (9 + 1 + 2 + 1) - (5 + 1) - 0.5
 
 
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed")
