@@ -762,16 +762,18 @@ class PositionSampler:
 
 
 def fixed_positions(cache: GameCache, games, n: int, seed: int = 12345, passes: bool = False,
-                    values: bool = False):
+                    values: bool = False, owners=None):
     """A fixed set of n positions (no symmetry), e.g. for validation:
     (x, y, color), and the value targets (:meth:`PositionSampler.value_targets`)
-    with ``values``."""
+    with ``values``, then the ownership targets and their weights with
+    ``owners`` (a :class:`nets.ownership.OwnerTargets`)."""
     sampler = PositionSampler(cache, games, positions_per_game=4, symmetries=False,
                               seed=seed, stream=1 << 20, passes=passes)
     x, y, c, where = sampler.batch(min(n, sampler.positions), 0, info=True)
-    if values:
-        return x, y, c, sampler.value_targets(where["game"], c)
-    return x, y, c
+    if not values:
+        return x, y, c
+    out = (x, y, c, sampler.value_targets(where["game"], c))
+    return out + owners(where, c) if owners is not None else out
 
 
 try:
@@ -785,17 +787,21 @@ except ImportError:  # the cache builder runs without torch
 class PositionDataset(IterableDataset):
     """An endless stream of ready-made batches ``(x uint8, y, color)`` as
     torch tensors (with ``values``, a fourth: the value targets of
-    :meth:`PositionSampler.value_targets`), for ``DataLoader(dataset,
+    :meth:`PositionSampler.value_targets`; with ``owners`` as well, a fifth
+    and a sixth: the ownership targets and their weights, see
+    :class:`nets.ownership.OwnerTargets`), for ``DataLoader(dataset,
     batch_size=None, num_workers=W)``: batch number ``start_step + i`` comes
     i-th whatever the number of workers (worker w makes the batches i = w
     mod W, and the DataLoader takes one from each worker in turn)."""
 
     def __init__(self, cache: GameCache, games, batch_size: int, *, start_step: int = 0,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
-                 stream: int = 0, passes: bool = False, values: bool = False):
+                 stream: int = 0, passes: bool = False, values: bool = False,
+                 owners=None):
         self.cache, self.games, self.batch_size = cache, games, batch_size
         self.start_step = start_step
         self.values = values
+        self.owners = owners
         self.kw = dict(positions_per_game=positions_per_game, symmetries=symmetries,
                        seed=seed, stream=stream, passes=passes)
 
@@ -809,6 +815,8 @@ class PositionDataset(IterableDataset):
             batch = (torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c))
             if self.values:
                 batch += (torch.from_numpy(sampler.value_targets(where["game"], c)),)
+                if self.owners is not None:
+                    batch += tuple(torch.from_numpy(a) for a in self.owners(where, c))
             yield batch
             step += nw
 

@@ -91,6 +91,44 @@ def load_labels(paths, cache: GameCache) -> tuple[np.ndarray, np.ndarray, dict]:
     return (np.asarray(games, np.int64)[order], np.asarray(owners, np.int8)[order], counts)
 
 
+class OwnerTargets:
+    """Final-ownership targets for positions drawn from any games, labelled
+    or not (a value net learns ownership beside its policy and value):
+    ``(where, col)`` of :meth:`PositionSampler.batch` ->
+    (target float32 (n, N*N) as :class:`OwnershipSampler`'s, 1 the player
+    to move; weight float32 (n,), 1 for a labelled game's position, 0 for
+    the others, whose target is 0.5 everywhere)."""
+
+    def __init__(self, games: np.ndarray, owners: np.ndarray, size: int):
+        self.size = size
+        self.owner_of = {int(g): o for g, o in zip(games, owners)}
+
+    def __call__(self, where: dict, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n, size = len(col), self.size
+        target = np.full((n, size * size), 0.5, np.float32)
+        weight = np.zeros(n, np.float32)
+        for i in range(n):
+            own = self.owner_of.get(int(where["game"][i]))
+            if own is None:
+                continue
+            own = apply_symmetry(int(where["sym"][i]), own.reshape(size, size)).reshape(-1)
+            sign = 1.0 if col[i] == 0 else -1.0
+            target[i] = 0.5 + 0.5 * sign * own
+            weight[i] = 1.0
+        return target, weight
+
+
+def masked_loss(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor,
+                reduction: str = "mean") -> torch.Tensor:
+    """:func:`loss_fn` over the positions of weight 1 only (the mean over
+    them; 0 when there are none), or their sum with reduction="sum"."""
+    per_position = F.binary_cross_entropy_with_logits(logits.float(), target,
+                                                      reduction="none").mean(dim=1) * weight
+    if reduction == "sum":
+        return per_position.sum()
+    return per_position.sum() / weight.sum().clamp(min=1.0)
+
+
 class OwnershipSampler:
     """Batches (x uint8 planes, target float32 (n, N*N), colour, where)
     from the labelled games, ``where`` as in PositionSampler's (game, move
@@ -188,5 +226,5 @@ def evaluate(model, val, device, autocast, batch: int = 256) -> dict:
     return out
 
 
-__all__ = ["BUCKETS", "read_labels", "load_labels", "OwnershipSampler", "OwnershipDataset",
-           "fixed_positions", "loss_fn", "evaluate"]
+__all__ = ["BUCKETS", "read_labels", "load_labels", "OwnerTargets", "masked_loss",
+           "OwnershipSampler", "OwnershipDataset", "fixed_positions", "loss_fn", "evaluate"]

@@ -105,7 +105,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--labels", default=None,
                     help="final-ownership labels of the cache's games (JSON lines of "
                          "python -m bench.ownership_labels; several files comma-separated): "
-                         "needed by ownership models")
+                         "needed by ownership models; a value model learns them with its "
+                         "ownership head")
     ap.add_argument("--model", default=None,
                     help=f"registry name ({', '.join(sorted(MODELS))}); default small6, "
                          "or the checkpoint's with --resume")
@@ -171,6 +172,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="keep and evaluate a moving average of the weights with this decay "
                          "per step, e.g. 0.999 (default: none, or the checkpoint's when "
                          "resuming; 0 stops it)")
+    ap.add_argument("--ownership-weight", type=float, default=None,
+                    help="value models with --labels: the weight of the ownership loss "
+                         "(per-point binary cross-entropy over the labelled games' positions; "
+                         "default 1, or the checkpoint's when resuming)")
     ap.add_argument("--value-weight", type=float, default=None,
                     help="value models: the weight of the value loss (binary cross-entropy "
                          "of the game's winner) beside the policy's (default 1, or the "
@@ -226,6 +231,9 @@ def check_options(args: argparse.Namespace) -> None:
     if args.value_weight is not None and not (math.isfinite(args.value_weight)
                                               and args.value_weight >= 0):
         raise TrainError(f"--value-weight must be a number >= 0, got {args.value_weight}")
+    if args.ownership_weight is not None and not (math.isfinite(args.ownership_weight)
+                                                  and args.ownership_weight >= 0):
+        raise TrainError(f"--ownership-weight must be a number >= 0, got {args.ownership_weight}")
     if args.ema is not None and not (0 <= args.ema < 1):
         raise TrainError(f"--ema must be a decay in [0, 1), got {args.ema}")
 
@@ -390,7 +398,7 @@ _warned_plot = False
 
 #: validation accuracies drawn on the curves, by task (policy, ownership)
 ACCURACY_KEYS = ("top1", "top5", "top10", "point_acc", "acc_early", "acc_middle", "acc_late",
-                 "value_acc")
+                 "value_acc", "own_acc")
 
 
 def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bool:
@@ -451,6 +459,8 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
     the ownership task's is nets.ownership.evaluate)."""
     x_all, y_all, c_all = val[:3]
     v_all = val[3] if len(val) > 3 else None
+    o_all = val[4:6] if len(val) > 5 else None
+    o_loss, o_right, o_counted, o_n = 0.0, 0.0, 0.0, 0.0
     was_training = model.training
     model.eval()
     n = len(y_all)
@@ -465,7 +475,17 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
                 logits = model(x.float(), c)
             else:
                 v = torch.from_numpy(v_all[a:a + batch]).to(device)
-                logits, value, _ = model(x.float(), c, v[:, 2])
+                logits, value, own = model(x.float(), c, v[:, 2])
+        if o_all is not None:
+            from nets.ownership import masked_loss
+            t = torch.from_numpy(o_all[0][a:a + batch]).to(device)
+            w = torch.from_numpy(o_all[1][a:a + batch]).to(device)
+            own = own.float()
+            o_loss += float(masked_loss(own, t, w, "sum"))
+            decided = (t != 0.5) & (w[:, None] > 0)
+            o_right += float((((own > 0) == (t > 0.5)) & decided).sum())
+            o_counted += float(decided.sum())
+            o_n += float(w.sum())
         if v_all is not None:
             value, w = value.float(), v[:, 1]
             v_loss += float((F.binary_cross_entropy_with_logits(
@@ -485,6 +505,9 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
               "top10": hits[10] / n, "val_positions": n}
     if v_all is not None and v_n:
         result.update(value_loss=v_loss / v_n, value_acc=v_hits / v_n, value_positions=int(v_n))
+    if o_n:
+        result.update(own_loss=o_loss / o_n, own_acc=o_right / max(o_counted, 1.0),
+                      own_positions=int(o_n))
     return result
 
 
@@ -549,7 +572,7 @@ def train(args: argparse.Namespace) -> dict:
     # learning rate, schedule and clip below)
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
     for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
-                          ("positions_per_game", 8), ("ema", 0.0)):
+                          ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0)):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
 
@@ -614,9 +637,15 @@ def train(args: argparse.Namespace) -> dict:
                              f"labelled games are validation games)")
         train_games, val_games = labelled[~is_val], labelled[is_val]
         own_train, own_val = owners[~is_val], owners[is_val]
-    elif args.labels is not None or args.late:
-        raise TrainError(f"--labels and --late are for ownership models; {config['name']} "
-                         f"learns moves")
+    elif args.late or (args.labels is not None and not getattr(model, "has_value", False)):
+        raise TrainError(f"--labels and --late are for ownership and value models; "
+                         f"{config['name']} learns moves")
+    owner_targets = None
+    if args.labels is not None and task != "ownership":
+        from nets import ownership as O
+        labelled, owners, label_counts = O.load_labels(
+            [p for p in args.labels.split(",") if p], cache)
+        owner_targets = O.OwnerTargets(labelled, owners, cache.size)
 
     # a resumed run keeps its optimizer, learning rate and schedule unless told otherwise
     if state.get("optimizer") is not None and args.optimizer not in (None, state["optimizer"]):
@@ -682,9 +711,10 @@ def train(args: argparse.Namespace) -> dict:
         values = bool(getattr(model, "has_value", False))
         dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
                                     positions_per_game=args.positions_per_game, seed=args.seed,
-                                    stream=rank, passes=passes, values=values)
+                                    stream=rank, passes=passes, values=values,
+                                    owners=owner_targets)
         val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes,
-                                 values=values) if is_main else None)
+                                 values=values, owners=owner_targets) if is_main else None)
         evaluate_fn, headline = evaluate, "top1"
         if config.get("masked"):
             def evaluate_fn(model, val, device, autocast):
@@ -696,8 +726,9 @@ def train(args: argparse.Namespace) -> dict:
                 raise TrainError(f"{cache.path} holds no game results a value net can learn "
                                  f"from (rebuild it with python -m nets.data build)")
 
-            def loss_fn(out, y, x, v):
-                return policy_value_loss(out, y, v, args.value_weight)
+            def loss_fn(out, y, x, v, own=None):
+                return policy_value_loss(out, y, v, args.value_weight, own,
+                                         args.ownership_weight)
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers,
                                          pin_memory=cuda)
 
@@ -710,7 +741,7 @@ def train(args: argparse.Namespace) -> dict:
         "val_games": int(len(val_games)), "train_positions": cache.positions(train_games),
         "sources": cache.summary.get("sources"), "skipped": cache.summary.get("skipped"),
     }
-    if task == "ownership":
+    if args.labels is not None:
         data_summary["labels"] = {"file": str(args.labels), **label_counts}
 
     trunk_from = args.init_trunk or args.init_from or (
@@ -727,10 +758,11 @@ def train(args: argparse.Namespace) -> dict:
                             "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
                             "world_size": world, "positions_per_game": args.positions_per_game,
                             "clip_grad": args.clip_grad, "value_weight": args.value_weight,
-                            "head_lr_scale": args.head_lr_scale, "ema": args.ema},
+                            "head_lr_scale": args.head_lr_scale, "ema": args.ema,
+                            "ownership_weight": args.ownership_weight},
         }
         if result is not None:
-            keys = ACCURACY_KEYS + ("val_loss", "val_positions", "value_loss")
+            keys = ACCURACY_KEYS + ("val_loss", "val_positions", "value_loss", "own_loss")
             meta["accuracy"] = {k: result[k] for k in keys + tuple("ema_" + k for k in keys)
                                 if k in result}
             meta["accuracy"]["step"] = result["step"]
@@ -755,8 +787,9 @@ def train(args: argparse.Namespace) -> dict:
             f"{world} process(es), {workers} loader worker(s); {len(train_games)} training / "
             f"{len(val_games)} validation games, {len(val[1])} validation positions; "
             + (f"labels {args.labels} ({label_counts['used']} games used, "
-               f"{label_counts['disagree']} disagreeing with the record left out); "
-               if task == "ownership" else "") +
+               f"{label_counts['disagree']} disagreeing with the record left out"
+               + (f"; ownership loss x{args.ownership_weight:g}" if task != "ownership" else "")
+               + "); " if args.labels is not None else "") +
             f"{args.optimizer} lr {base_lr:g}"
             + (f" (value and ownership heads x{args.head_lr_scale:g})"
                if args.head_lr_scale != 1 and len(opt.param_groups) > 1 else "")
@@ -779,6 +812,8 @@ def train(args: argparse.Namespace) -> dict:
                         if result.get(k) is not None)
         progress.write(f"step {step}: val loss {result['val_loss']:.4f} {accs}"
                        + (f" value loss {result['value_loss']:.4f}" if "value_loss" in result else "")
+                       + (f" ownership loss {result['own_loss']:.4f}" if "own_loss" in result
+                          else "")
                        + (f"; averaged: top1 {result['ema_top1']:.4f}"
                           + (f" value loss {result['ema_value_loss']:.4f}"
                              if "ema_value_loss" in result else "")
@@ -807,7 +842,8 @@ def train(args: argparse.Namespace) -> dict:
             batch = next(it)
             loss = train_step(net, opt, *batch[:3], device, autocast, loss_fn, args.clip_grad,
                               memory_format=memory_format,
-                              v=batch[3] if len(batch) > 3 else None)
+                              v=batch[3] if len(batch) > 3 else None,
+                              own=batch[4:6] if len(batch) > 4 else None)
             if ema is not None:
                 ema.update_parameters(model)
             step += 1
@@ -885,15 +921,23 @@ def masked_cross_entropy(logits: torch.Tensor, y: torch.Tensor, x: torch.Tensor)
     return F.cross_entropy(logits.masked_fill(~legal_mask(x, logits.shape[1]), -1e4), y)
 
 
-def policy_value_loss(out, y, v, value_weight: float) -> torch.Tensor:
+def policy_value_loss(out, y, v, value_weight: float, own=None,
+                      ownership_weight: float = 1.0) -> torch.Tensor:
     """A value net's loss: the policy's cross-entropy plus ``value_weight``
     times the value's binary cross-entropy of the winner, averaged over the
-    positions whose game result counts (``v``: value_targets' columns)."""
-    logits, value, _ = out
+    positions whose game result counts (``v``: value_targets' columns);
+    with ``own`` (targets, weights: :class:`nets.ownership.OwnerTargets`)
+    plus ``ownership_weight`` times the ownership head's per-point
+    cross-entropy, averaged over the labelled games' positions."""
+    logits, value, own_logits = out
     weight = v[:, 1]
     bce = F.binary_cross_entropy_with_logits(value.float(), v[:, 0], reduction="none")
     value_loss = (bce * weight).sum() / weight.sum().clamp(min=1.0)
-    return F.cross_entropy(logits.float(), y) + value_weight * value_loss
+    loss = F.cross_entropy(logits.float(), y) + value_weight * value_loss
+    if own is not None:
+        from nets.ownership import masked_loss
+        loss = loss + ownership_weight * masked_loss(own_logits, *own)
+    return loss
 
 
 #: architectures whose training step is faster with channels-last activations on a
@@ -915,10 +959,11 @@ def train_step(net, opt, x, y, c, device, autocast,
                loss_fn=lambda logits, y, x: F.cross_entropy(logits, y),
                clip: float | None = None, v: torch.Tensor | None = None,
                memory_format: torch.memory_format = torch.contiguous_format,
-               marks: list[float] | None = None) -> torch.Tensor:
+               marks: list[float] | None = None, own=None) -> torch.Tensor:
     """One optimiser step on a batch (x uint8 planes, y targets: moves for
     the policy, owners for the ownership net; c colours; v a value net's
-    targets, whose third column is the komi); returns the loss
+    targets, whose third column is the komi; ``own`` its ownership targets
+    and their weights, passed on to ``loss_fn`` when given); returns the loss
     ``loss_fn(logits, y, x)`` (``loss_fn(outputs, y, x, v)`` with v) as a
     tensor (reading it would wait for the device).  ``clip`` caps the
     gradient's global L2 norm.  ``marks``, on the CPU: the clock is read
@@ -939,7 +984,10 @@ def train_step(net, opt, x, y, c, device, autocast,
         v = v.to(device, non_blocking=True)
         with autocast():
             out = net(x, c, v[:, 2])
-        loss = loss_fn(out, y, x, v)
+        if own is None:
+            loss = loss_fn(out, y, x, v)
+        else:
+            loss = loss_fn(out, y, x, v, tuple(t.to(device, non_blocking=True) for t in own))
     mark()
     opt.zero_grad(set_to_none=True)
     loss.backward()

@@ -141,6 +141,40 @@ def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     assert ck.metadata["train_state"]["seed"] == 5
 
 
+def test_a_value_run_learns_ownership_from_labels(results_cache, tmp_path, capsys) -> None:
+    """--labels: the ownership head learns the labelled games' final owners
+    (here the whole board Black's, which the symmetries leave as it is)
+    beside the policy and the value; the unlabelled game teaches it nothing."""
+    cache = D.load_cache(results_cache)
+    labels = tmp_path / "labels.jsonl"
+    owner = "X" * 361
+    lines = [{"source": s.decode(), "agrees": True, "owner": owner}
+             for s in cache.source if s.decode() != "g1.sgf"]
+    labels.write_text("".join(__import__("json").dumps(d) + "\n" for d in lines))
+    out = tmp_path / "run"
+    rc = T.main(["--data", str(results_cache), "--out", str(out), "--steps", "30",
+                 "--eval-every", "15", "--optimizer", "adam", "--lr", "0.01",
+                 "--halve-at", "none", "--labels", str(labels), "--ownership-weight", "2",
+                 *TINY_V])
+    assert rc == 0
+    assert "7 games used" in capsys.readouterr().err
+    rows = [__import__("json").loads(line) for line in (out / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert all(0 <= r["own_acc"] <= 1 and r["own_positions"] > 0 for r in rows)
+    assert rows[-1]["own_loss"] < rows[0]["own_loss"] - 0.05
+    ck = load_checkpoint(out / "last.pt")
+    assert ck.metadata["train_state"]["ownership_weight"] == 2.0
+    assert ck.metadata["data"]["labels"]["used"] == 7
+    x = torch.zeros(2, 38, 19, 19)
+    x[:, 37] = 1        # on the board
+    _, _, own = ck.build_model()(x, torch.tensor([0, 1]), 7.5)
+    mine = torch.sigmoid(own)               # the player to move's points: all Black's
+    assert mine[0].mean() > 0.5 > mine[1].mean()
+    assert T.main(["--data", str(results_cache), "--out", str(tmp_path / "p"), "--steps", "1",
+                   "--labels", str(labels), "--model", "small6"]) == 2
+    assert "for ownership and value models" in capsys.readouterr().err
+
+
 def test_a_cache_without_results_cannot_train_a_value_net(results_cache, tmp_path,
                                                           capsys) -> None:
     with np.load(results_cache) as z:
