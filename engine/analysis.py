@@ -7,7 +7,7 @@ What the GTP extensions (engine/gtp.py binds them) ask of the engine:
   controller sends anything; every interval the root statistics are read
   while it runs (``Search.snapshot``) and reported.  The tree is the
   player's, so it is kept between analysis, genmove and pondering, and its
-  memory cap (``--max-nodes``) holds as in any search: once the pool is
+  memory cap (``--max-memory``) holds as in any search: once the pool is
   full the search keeps simulating without growing;
 * ``lz-genmove_analyze``: the player's own genmove (time management, resign,
   pass rules) with reports while it searches;
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.board import BLACK, PASS, WHITE, Board
-from engine.config import MAX_GFX_INTERVAL, check_range
+from engine.config import MAX_GFX_INTERVAL, NODE_BYTES, check_range
 from engine.search import SearchResult, position_key
 
 log = logging.getLogger("engine")
@@ -395,7 +395,8 @@ class Analysis:
             f"{p.name} {p.version}: {what}",
             f"rollouts {cfg.rollouts}, time per move {move_time}, threads {cfg.threads},"
             f" resign below {cfg.resign:g}, lag {cfg.lag:g}s, seed {cfg.seed or 'clock'}",
-            f"tree cap {s.max_nodes} nodes, c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g},"
+            f"tree cap {s.max_nodes} nodes ({s.max_nodes * 2 * NODE_BYTES / (1 << 30):.2f} GiB),"
+            f" c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g},"
             f" expand_visits {s.expand_visits}, virtual_loss {s.virtual_loss}",
             f"ponder {'on' if self.ponder else 'off'}, live gfx "
             + (f"every {self.live_interval:g}s" if self.live_interval > 0 else "off")

@@ -37,6 +37,33 @@ def check_komi(komi: float) -> None:
     check_range("komi", float(komi), -KOMI_LIMIT, KOMI_LIMIT)
 
 
+#: bytes of one tree node (engine/tree.py: 6 int32 and 9 float32 fields); the tree
+#: keeps two pools of them, the second for tree reuse between moves
+NODE_BYTES = 60
+#: the default tree memory cap (--max-memory), both pools together
+MAX_MEMORY = 2 << 30
+
+
+def parse_bytes(text: str) -> int:
+    """``2G``, ``512M``, ``1.5g``, ``300000000``: a size in bytes (K, M, G,
+    T: powers of 1024).  ValueError for anything else."""
+    t = str(text).strip().upper().removesuffix("B")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(t[-1:], 1)
+    number = t[:-1] if scale > 1 else t
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"not a size: {text!r} (e.g. 2G, 512M)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"not a size: {text!r} (e.g. 2G, 512M)")
+    return int(value * scale)
+
+
+def nodes_for_memory(size: int) -> int:
+    """The tree nodes that ``size`` bytes hold, both pools counted."""
+    return size // (2 * NODE_BYTES)
+
+
 #: Scoring rules by name (KGS's names, which ``kgs-rules`` sends, and
 #: Tromp-Taylor): the points White gets on top of the komi in a game with
 #: ``h`` handicap stones.  All are counted by area.  Chinese rules give
@@ -92,10 +119,10 @@ class SearchConfig:
     playout_ladder: int = 1         # 1: playouts run out of atari only where no ladder catches the chain
     playout_two_lib: int = 1        # 1: playouts atari the last move's two-liberty chain when that captures
     batch: int = 16                 # simulations per kernel call between thread check-points
-    max_nodes: int = 4_000_000      # tree memory cap (60 bytes a node, twice for reuse: 480 MB
-                                    # when full); when reached the search stops expanding and
-                                    # keeps simulating.  A 19x19 expansion takes ~360 nodes, so
-                                    # the cap holds ~11,000 expansions, ~22,000 simulations
+    max_nodes: int = MAX_MEMORY // (2 * NODE_BYTES)   # tree memory cap: 17.9 million nodes
+                                    # (--max-memory 2G); when reached the search stops
+                                    # expanding and keeps simulating.  A 19x19 expansion takes
+                                    # ~360 nodes, about 72 a simulation
     # delayed priors from the policy network (engine/priors.py)
     prior_cnn: float = 40.0         # visits of experience the network's opinion of a move is worth
                                     # (value sqrt(p / p_best)), added to the heuristic priors

@@ -452,6 +452,21 @@ def test_final_score_gives_white_the_rules_handicap_compensation(rules, score) -
     assert e.ok("final_score") == "B+5"
 
 
+def test_the_memory_cap_in_bytes(caplog, capsys) -> None:
+    """--max-memory sets the tree's cap (both pools); a full tree says so
+    in the genmove log line, and a bad size exits with a message."""
+    assert parse_args(["--max-memory", "512M"]).search.max_nodes == (512 << 20) // 120
+    assert parse_args([]).search.max_nodes == (2 << 30) // 120
+    for bad, why in (("lots", "not a size"), ("1M", "too small")):
+        with pytest.raises(SystemExit):
+            parse_args(["--max-memory", bad])
+        assert why in capsys.readouterr().err
+    e = Engine(["--rollouts", "3000", "--seed", "1", "--max-nodes", "10000"])
+    with caplog.at_level("INFO", logger="engine"):
+        e.ok("genmove b")
+    assert "(full: --max-memory raises the cap)" in caplog.text
+
+
 def test_the_rules_option_and_bad_rules() -> None:
     e = Engine([*ARGS, "--rules", "aga"])
     e.play_all("boardsize 5", "komi 0.5", "set_free_handicap C1 C2 C3 C4 C5",

@@ -354,3 +354,17 @@ def test_children_read_mid_expansion_are_none(gammas):
     assert search.principal_variation(node) == [int(tree.ti[T_MOVE, node])]
     tree.ti[T_FIRST, node] = tree.ti.shape[1] - 2
     assert tree.children(node) == range(tree.ti.shape[1] - 2, tree.ti.shape[1])
+
+
+def test_node_bytes_and_memory_sizes():
+    """The memory cap in bytes (--max-memory) counts engine/tree.py's node
+    layout twice (the reuse pool)."""
+    from engine.config import NODE_BYTES, SearchConfig, nodes_for_memory, parse_bytes
+    from engine.tree import N_FLOAT, N_INT
+    assert NODE_BYTES == 4 * N_INT + 4 * N_FLOAT
+    assert [parse_bytes(t) for t in ("2G", "512m", "1.5G", "300000", "64MB", "1T")] == [
+        2 << 30, 512 << 20, 3 << 29, 300000, 64 << 20, 1 << 40]
+    for bad in ("", "G", "-1G", "0", "two", "nanG", "1X"):
+        with pytest.raises(ValueError, match="not a size"):
+            parse_bytes(bad)
+    assert nodes_for_memory(2 << 30) == SearchConfig().max_nodes == 17_895_697
