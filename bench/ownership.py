@@ -31,6 +31,7 @@ from engine.board import PASS, Board
 from engine.features import planes
 from nets.checkpoint import load_model
 from nets.data import DataError, load_cache
+from nets.models import OwnershipView
 from nets.ownership import BUCKETS, OwnershipSampler, load_labels
 from nets.precision import autocast, resolve
 
@@ -89,10 +90,13 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if model.config.get("task") != "ownership":
+    if getattr(model, "has_value", False):
+        model = OwnershipView(model.for_inference())    # a value net's ownership head
+    elif model.config.get("task") != "ownership":
         print(f"error: {args.checkpoint} is not an ownership network", file=sys.stderr)
         return 2
-    model = model.for_inference()
+    else:
+        model = model.for_inference()
     precision, why = resolve(args.precision, torch.device("cpu"))
     print(f"{args.checkpoint}: {meta.get('model')}, step {meta.get('steps')}, "
           f"{precision} ({why})")

@@ -17,7 +17,7 @@ import torch
 
 from engine.features import N_PLANES
 from nets.checkpoint import load_model
-from nets.models import legal_mask
+from nets.models import OwnershipView, legal_mask
 from nets.precision import autocast, resolve as resolve_precision
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
@@ -65,12 +65,14 @@ class PolicyEvaluator:
         if self.device.type == "cpu" and threads is not None:
             torch.set_num_threads(max(1, int(threads)))
         model, self.metadata = load_model(self.path, self.device)
+        if self.task == "ownership" and getattr(model, "has_value", False):
+            model = OwnershipView(model.for_inference())     # a value net's ownership head
         task = model.config.get("task", "policy")
         if task != self.task:
             a = {"policy": "a policy", "ownership": "an ownership"}
             raise ValueError(f"{self.path} holds {a.get(task, repr(task))} network, not "
                              f"{a[self.task]} network")
-        self.model = model.for_inference()
+        self.model = model.for_inference() if hasattr(model, "for_inference") else model
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
         self.passes = bool(getattr(self.model, "has_pass", False))

@@ -571,6 +571,15 @@ class ResValueNet(ResPolicyNet):
             h = F.relu(self.value_fc(torch.cat([pooled.float(), k], dim=1)))
             return self.value_out(h).reshape(-1)
 
+    def ownership_logits(self, x: torch.Tensor, color) -> torch.Tensor:
+        """The ownership head alone: (b, n*n) logits that the player to move
+        owns each point at the end (the trunk, no policy or value)."""
+        f = self.trunk(x)
+        b = f.shape[0]
+        idx = color_index(color, b, f.device)
+        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)
+        return own[torch.arange(b, device=f.device), idx]
+
     def forward(self, x: torch.Tensor, color, komi=None):
         if komi is None:
             return super().forward(x, color)
@@ -582,6 +591,21 @@ class ResValueNet(ResPolicyNet):
         own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)[rows, idx]
         komi = torch.as_tensor(komi, dtype=torch.float32, device=f.device).reshape(-1).expand(b)
         return policy, self.value_logit(f, komi_to_move(komi, idx)), own
+
+
+class OwnershipView(nn.Module):
+    """A value net (:class:`ResValueNet`) seen as an ownership network:
+    ``forward(x, color)`` gives its ownership head's logits, so that the
+    engine's ownership evaluator and bench.ownership take it as they take
+    res6own."""
+
+    def __init__(self, net: "ResValueNet"):
+        super().__init__()
+        self.net = net
+        self.config = dict(net.config, task="ownership")
+
+    def forward(self, x: torch.Tensor, color) -> torch.Tensor:
+        return self.net.ownership_logits(x, color)
 
 
 #: the parameters a policy net's trunk shares with :class:`ResOwnershipNet`

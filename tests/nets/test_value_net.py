@@ -211,6 +211,13 @@ def test_evaluator_and_bench_value(results_cache, tmp_path, capsys) -> None:
     assert "| 0-49 |" in out
     assert out.count("\n| ") == 5      # header and four phases
 
+    # its ownership head serves as the engine's ownership network (--ownership)
+    from nets.evaluator import OwnershipEvaluator
+    own = OwnershipEvaluator(path, "cpu", 1, "fp32").evaluate(x, np.array([1, 2]))
+    with torch.no_grad():
+        _, _, logits = net.eval()(torch.from_numpy(x).float(), torch.tensor([0, 1]), 7.5)
+    assert np.allclose(own, torch.sigmoid(logits).numpy(), atol=1e-5)
+
     res = build_model("res6", width=8, blocks=1)
     plain = tmp_path / "p.pt"
     save_checkpoint(plain, res, metadata={"model": "res6"})
