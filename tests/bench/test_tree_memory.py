@@ -1,0 +1,27 @@
+"""bench.tree_memory: a row per position, a full tree reported as full,
+and bad arguments refused."""
+
+from __future__ import annotations
+
+import re
+
+from bench import tree_memory
+
+
+def test_rows_and_a_full_tree(capsys) -> None:
+    assert tree_memory.main(["--rollouts", "300", "--max-memory", "1M"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "19x19, 300 simulations, 1 thread(s), cap 1M (8,738 nodes), no network"
+    rows = [line.split(" | ") for line in lines[3:]]
+    assert [r[0] for r in rows] == ["| empty board", "| move 120"]
+    for r in rows:
+        assert r[1] == "300" and r[4] == "yes"          # 8,738 nodes: full at once
+        nodes = int(r[3].replace(",", ""))
+        assert 8_000 < nodes <= 8_738
+        assert re.fullmatch(r"[\d,]+ B", r[6])
+
+
+def test_bad_arguments_exit_2(capsys) -> None:
+    assert tree_memory.main(["--rollouts", "0"]) == 2
+    assert tree_memory.main(["--max-memory", "lots"]) == 2
+    assert "--max-memory: not a size" in capsys.readouterr().err
