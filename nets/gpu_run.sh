@@ -9,6 +9,10 @@
 #                              runs/train19.npz gpu/train.npz --games 150000
 #   test19.npz test19_kgs.npz  held-out caches (python -m nets.data build
 #                              data/test19 gpu/test19.npz --val-fraction 0)
+#   labels.npz                 optional: final-ownership labels of train.npz's
+#                              games, which a value net's ownership head learns
+#                              (python -m nets.ownership pack
+#                              runs/own/net-train19.jsonl gpu/labels.npz)
 #   MODEL.pt, MODEL.metrics.jsonl  optional: what the previous run left in $OUT
 # The run resumes from DATA/MODEL.pt, else from the committed
 # nets/weights/MODEL.pt, else starts afresh (a value net, res6v, from the
@@ -73,6 +77,8 @@ if [ ${#resume[@]} -eq 0 ] && [ "$value" = True ]; then
     resume=(--init-from nets/weights/res6.pt --head-lr-scale "${HEAD_LR_SCALE:-5}" \
             --positions-per-game 2)
 fi
+labels=()
+if [ "$value" = True ] && [ -f "$DATA/labels.npz" ]; then labels=(--labels "$DATA/labels.npz"); fi
 
 gen_pid=
 if [ "${GEN9:-0}" -gt 0 ]; then
@@ -93,7 +99,8 @@ fi
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null || true
     echo "cores: $(nproc)"
     $PY -m nets.train --data "$DATA/train.npz" --model "$MODEL" --out "$run" \
-        "${resume[@]}" --minutes "$MINUTES" --steps "$STEPS" --halve-at "$HALVE_AT" \
+        "${resume[@]}" "${labels[@]}" --minutes "$MINUTES" --steps "$STEPS" \
+        --halve-at "$HALVE_AT" \
         --batch "$BATCH" --optimizer "$OPTIMIZER" ${LR:+--lr "$LR"} --workers "$WORKERS" \
         --device "$DEVICE" --eval-every 2000 --val-positions "${VAL_POSITIONS:-8192}" \
         --log-every 200 ${EXTRA:-}

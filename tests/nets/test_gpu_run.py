@@ -4,6 +4,7 @@ checkpoint, and leaves its six files under $OUT."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -69,7 +70,8 @@ def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
     """The default model, res6v, with no checkpoint of its own: its trunk and
-    policy head come from the committed res6, and value.txt scores its value
+    policy head come from the committed res6, its ownership head learns the
+    packed labels that travel with the data, and value.txt scores its value
     head on the held-out caches (which keep the games' results)."""
     sgfs = tmp_path / "sgf"
     for i in range(8):
@@ -79,6 +81,12 @@ def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
     data = tmp_path / "gpu"
     for name in ("train", "test19", "test19_kgs"):
         D.build_cache(sgfs, data / f"{name}.npz", val_fraction=0.3, workers=1, log=None)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"source": f"g{i}.sgf", "agrees": True,
+                                          "owner": "X" * 180 + "O" * 181}) + "\n"
+                              for i in range(8)))
+    from nets.ownership import pack_labels
+    assert pack_labels(labels, data / "labels.npz") == 8
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="3", BATCH="16",
                WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
@@ -89,6 +97,8 @@ def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
     log = (out / "train.log").read_text()
     assert "--init-from nets/weights/res6.pt --head-lr-scale 5" in log
     assert "value and ownership heads x5" in log
+    assert "labels " in log and "(8 games used, 0 disagreeing" in log
+    assert "ownership loss x1" in log
     assert ckpt.load_checkpoint(out / "res6v.pt").metadata["steps"] == 3
     value = (out / "value.txt").read_text()
     assert value.count("| 0-49 |") == 2, value

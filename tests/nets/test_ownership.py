@@ -200,3 +200,24 @@ def test_labels_from_several_files_count_each_game_once(labelled, tmp_path) -> N
                    "--width", "8", "--layers", "1", "--steps", "1", "--threads", "1",
                    "--out", str(out)]) == 0
     assert load_checkpoint(out / "last.pt").metadata["data"]["labels"]["used"] == 10
+
+
+def test_packed_labels_read_as_the_json_lines(tmp_path) -> None:
+    """nets.ownership pack: the agreeing labels, a twentieth of the size,
+    read back as the JSON lines read."""
+    from nets.ownership import main as ownership_main, read_labels
+    lines = [{"source": "a.sgf", "agrees": True, "owner": "XO." * 3},
+             {"source": "b.sgf", "agrees": False, "owner": "X" * 9},
+             {"source": "c.sgf", "agrees": True, "owner": "OOOXXX..."}]
+    src = tmp_path / "l.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    out = tmp_path / "l.npz"
+    assert ownership_main(["pack", str(src), str(out)]) == 0
+    packed = read_labels(out)
+    assert sorted(packed) == ["a.sgf", "c.sgf"]
+    assert all(packed[s]["owner"] == d["owner"] and packed[s]["agrees"]
+               for d in lines for s in packed if d["source"] == s)
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(D.DataError, match="not a packed labels file"):
+        read_labels(tmp_path / "bad.npz")
+    assert ownership_main(["pack", str(tmp_path / "none.jsonl"), str(out)]) == 2
