@@ -69,6 +69,7 @@ from sgfmill import sgf as sgfmill
 
 from engine.board import (BLACK, COLOR, EMPTY, MAX_SIZE, PASS, S_NEMPTY, WHITE, Board,
                           IllegalMove, area_fill)
+from engine.priors import root_planes
 from engine.sgf import parse
 from gtp.client import GtpClient, GtpClientError
 from gtp.vertex import format_vertex, parse_vertex
@@ -190,7 +191,6 @@ def net_label(evaluator, path: Path, source: str, max_error: float = NET_MAX_ERR
         return game
     out, board, prisoners, history = game
     out["by"] = Path(evaluator.path).name
-    from engine.priors import root_planes
     prob = evaluator.evaluate(root_planes(board, history, 9),
                               np.array([board.to_move], np.int32))[0]
     n = board.size
