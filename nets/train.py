@@ -58,7 +58,11 @@ extra, ``pip install -e .[train]``)::
 
 e.g. ``python -m nets.train --plot nets/weights/small6.metrics.jsonl
 nets/weights/small6.curves.png``; from Python,
-``plot_curves(read_metrics(Path(METRICS)), Path(OUT))``.
+``plot_curves(read_metrics(Path(METRICS)), Path(OUT))``.  Several metrics
+files give one plot comparing the runs (validation loss and top-1 by step,
+each run named by its folder)::
+
+    python -m nets.train --plot runs/a/metrics.jsonl runs/b/metrics.jsonl ab.png
 """
 
 from __future__ import annotations
@@ -1000,19 +1004,62 @@ def train_step(net, opt, x, y, c, device, autocast,
     return loss
 
 
+def plot_compare(runs: list[tuple[str, list[dict]]], path: Path) -> bool:
+    """Several runs' validation loss and top-1 against the step, one line
+    each (e.g. two memory layouts of one schedule: the same accuracy per
+    position seen); False (with one message) when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"matplotlib is not installed: no plot {path}", file=sys.stderr)
+        return False
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    for label, rows in runs:
+        steps = [r["step"] for r in rows]
+        a.plot(steps, [r["val_loss"] for r in rows], marker=".", label=label)
+        b.plot(steps, [r.get("top1") for r in rows], marker=".", label=label)
+    a.set_xlabel("step")
+    a.set_ylabel("validation loss")
+    b.set_xlabel("step")
+    b.set_ylabel("validation top-1")
+    for ax in (a, b):
+        ax.legend()
+    fig.tight_layout()
+    tmp = path.with_name(".tmp-" + path.name)
+    fig.savefig(tmp, format="png", dpi=80)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return True
+
+
 def plot_main(argv: list[str]) -> int:
-    """``--plot METRICS.jsonl OUT.png``: redraw the curves of a run."""
+    """``--plot METRICS.jsonl [METRICS.jsonl ...] OUT.png``: redraw the
+    curves of a run, or compare several runs on one plot (each named by
+    its folder)."""
     ap = argparse.ArgumentParser(prog="python -m nets.train --plot",
-                                 description="Draw the curves of a metrics.jsonl file.")
-    ap.add_argument("metrics", help="metrics file of a run (one JSON object a line)")
+                                 description="Draw the curves of metrics.jsonl files.")
+    ap.add_argument("metrics", nargs="+",
+                    help="metrics file(s) of runs (one JSON object a line)")
     ap.add_argument("png", help="PNG file to write")
     args = ap.parse_args(argv)
-    metrics = Path(args.metrics)
-    rows = read_metrics(metrics)
-    if not rows:
-        print(f"error: no metrics in {metrics} (missing or empty file)", file=sys.stderr)
-        return 2
-    if not plot_curves(rows, Path(args.png), metrics=metrics):
+    runs = []
+    for name in args.metrics:
+        metrics = Path(name)
+        rows = read_metrics(metrics)
+        if not rows:
+            print(f"error: no metrics in {metrics} (missing or empty file)", file=sys.stderr)
+            return 2
+        runs.append((metrics.parent.name or metrics.stem, rows))
+    if len(runs) > 1:
+        if not plot_compare(runs, Path(args.png)):
+            return 2
+        print(f"{args.png}: {len(runs)} runs, "
+              + ", ".join(f"{label} {len(rows)} evaluations" for label, rows in runs))
+        return 0
+    rows = runs[0][1]
+    if not plot_curves(rows, Path(args.png), metrics=Path(args.metrics[0])):
         return 2
     print(f"{args.png}: {len(rows)} evaluations, steps {rows[0]['step']}..{rows[-1]['step']}")
     return 0
