@@ -579,6 +579,13 @@ def train(args: argparse.Namespace) -> dict:
                           ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0)):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
+    if args.labels is None and state.get("labels"):
+        # a value net keeps learning ownership from the labels it learnt from
+        if all(Path(p).is_file() for p in state["labels"].split(",")):
+            args.labels = state["labels"]
+        elif is_main:
+            print(f"warning: {state['labels']}, the labels the run learnt from, are missing: "
+                  f"no ownership is learnt (give --labels)", file=sys.stderr)
 
     # model
     overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),
@@ -763,7 +770,8 @@ def train(args: argparse.Namespace) -> dict:
                             "world_size": world, "positions_per_game": args.positions_per_game,
                             "clip_grad": args.clip_grad, "value_weight": args.value_weight,
                             "head_lr_scale": args.head_lr_scale, "ema": args.ema,
-                            "ownership_weight": args.ownership_weight},
+                            "ownership_weight": args.ownership_weight,
+                            "labels": args.labels if task != "ownership" else None},
         }
         if result is not None:
             keys = ACCURACY_KEYS + ("val_loss", "val_positions", "value_loss", "own_loss")

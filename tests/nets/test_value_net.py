@@ -165,6 +165,17 @@ def test_a_value_run_learns_ownership_from_labels(results_cache, tmp_path, capsy
     ck = load_checkpoint(out / "last.pt")
     assert ck.metadata["train_state"]["ownership_weight"] == 2.0
     assert ck.metadata["data"]["labels"]["used"] == 7
+    # resumed without --labels, it learns from the same labels; with them gone, it warns
+    assert T.main(["--data", str(results_cache), "--out", str(out), "--steps", "32",
+                   "--resume", "--threads", "1"]) == 0
+    assert "7 games used" in capsys.readouterr().err
+    assert "own_acc" in [__import__("json").loads(line) for line in
+                         (out / "metrics.jsonl").read_text().splitlines()][-1]
+    labels.rename(tmp_path / "gone.jsonl")
+    assert T.main(["--data", str(results_cache), "--out", str(out), "--steps", "33",
+                   "--resume", "--threads", "1"]) == 0
+    assert "are missing: no ownership is learnt" in capsys.readouterr().err
+    labels.write_text((tmp_path / "gone.jsonl").read_text())
     x = torch.zeros(2, 38, 19, 19)
     x[:, 37] = 1        # on the board
     _, _, own = ck.build_model()(x, torch.tensor([0, 1]), 7.5)
