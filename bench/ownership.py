@@ -91,12 +91,11 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if getattr(model, "has_value", False):
-        model = OwnershipView(model.for_inference())    # a value net's ownership head
+        model = OwnershipView(model)        # a value net's ownership head
     elif model.config.get("task") != "ownership":
         print(f"error: {args.checkpoint} is not an ownership network", file=sys.stderr)
         return 2
-    else:
-        model = model.for_inference()
+    model = model.for_inference()
     precision, why = resolve(args.precision, torch.device("cpu"))
     print(f"{args.checkpoint}: {meta.get('model')}, step {meta.get('steps')}, "
           f"{precision} ({why})")

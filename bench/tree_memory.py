@@ -70,7 +70,7 @@ def measure(board: Board, rollouts: int, threads: int, max_nodes: int, gammas) -
     after = rss_bytes()
     nodes, sims = result.nodes, max(result.sims, 1)
     return {"sims": result.sims, "nodes": nodes, "seconds": round(seconds, 1),
-            "full": nodes + search.tree.chunk > max_nodes,
+            "full": search.tree.full,
             "nodes_per_sim": nodes / sims, "pool_bytes_per_sim": nodes * NODE_BYTES / sims,
             "rss_growth_per_sim": None if before is None or after is None
             else (after - before) / sims,

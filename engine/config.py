@@ -182,7 +182,7 @@ class EngineConfig:
     lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
     policy_only: bool = False   # play the network's best move, no search (needs a network)
-    rules: str = "tromp-taylor"  # scoring rules (engine/game.py RULES): the handicap
+    rules: str = "tromp-taylor"  # scoring rules (RULES above): the handicap
                                 # compensation White gets; kgs-rules changes them
     policy_sample: int = 0      # policy-only: the first N moves of a game are drawn from the
                                 # network's distribution instead of its best (variety; 0: never)

@@ -521,13 +521,12 @@ class Player:
                          for c in r.candidates[:5])
         c = _COLORS[color]
         komi = self.search_komi(c)
-        full = r.nodes + self.search.tree.chunk > self.search.tree.max_nodes
         log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f%s, tree %d nodes%s"
                  " | %s", color, move if isinstance(move, str) else self.game.board.name(move),
                  r.sims, r.seconds, r.sims_per_s, r.winrate,
                  f" at dynamic komi {komi:g} (real {self.scoring_komi:g})"
                  if komi != self.scoring_komi else "", r.nodes,
-                 " (full: --max-memory raises the cap)" if full else "", best)
+                 " (full: --max-memory raises the cap)" if self.search.tree.full else "", best)
         if r.net is not None:
             n = r.net
             log.info("network: %d evaluations (%.0f/s, mean batch %.1f, %d with a value), "

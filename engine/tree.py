@@ -192,10 +192,16 @@ class Tree:
         init_node(self.ti, self.tf, ROOT, -1, NO_NODE)
         self.used = 1
 
+    @property
+    def full(self) -> bool:
+        """No fresh block of nodes is left: the search goes on without
+        growing the tree (the memory cap's defined behaviour)."""
+        return self.used + self.chunk > self.max_nodes
+
     def grant(self, arena: np.ndarray) -> bool:
         """Give a thread a fresh block of nodes; False when the pool is full."""
         with self._lock:
-            if self.used + self.chunk > self.max_nodes:
+            if self.full:
                 arena[0] = arena[1] = 0
                 return False
             arena[0] = self.used

@@ -66,13 +66,13 @@ class PolicyEvaluator:
             torch.set_num_threads(max(1, int(threads)))
         model, self.metadata = load_model(self.path, self.device)
         if self.task == "ownership" and getattr(model, "has_value", False):
-            model = OwnershipView(model.for_inference())     # a value net's ownership head
+            model = OwnershipView(model)        # a value net's ownership head
         task = model.config.get("task", "policy")
         if task != self.task:
             a = {"policy": "a policy", "ownership": "an ownership"}
             raise ValueError(f"{self.path} holds {a.get(task, repr(task))} network, not "
                              f"{a[self.task]} network")
-        self.model = model.for_inference() if hasattr(model, "for_inference") else model
+        self.model = model.for_inference()
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
         self.passes = bool(getattr(self.model, "has_pass", False))

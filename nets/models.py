@@ -604,6 +604,9 @@ class OwnershipView(nn.Module):
         self.net = net
         self.config = dict(net.config, task="ownership")
 
+    def for_inference(self) -> "OwnershipView":
+        return OwnershipView(self.net.for_inference())
+
     def forward(self, x: torch.Tensor, color) -> torch.Tensor:
         return self.net.ownership_logits(x, color)
 

@@ -129,9 +129,11 @@ class OwnerTargets:
     """Final-ownership targets for positions drawn from any games, labelled
     or not (a value net learns ownership beside its policy and value):
     ``(where, col)`` of :meth:`PositionSampler.batch` ->
-    (target float32 (n, N*N) as :class:`OwnershipSampler`'s, 1 the player
-    to move; weight float32 (n,), 1 for a labelled game's position, 0 for
-    the others, whose target is 0.5 everywhere)."""
+    (target float32 (n, N*N): the final owner from the side of the player
+    to move, 1 it, 0 the opponent, 0.5 neither, under the position's
+    symmetry; weight float32 (n,), 1 for a labelled game's position, 0 for
+    the others, whose target is 0.5 everywhere).  :class:`OwnershipSampler`
+    uses it too, on labelled games only."""
 
     def __init__(self, games: np.ndarray, owners: np.ndarray, size: int):
         self.size = size
@@ -146,6 +148,7 @@ class OwnerTargets:
             if own is None:
                 continue
             own = apply_symmetry(int(where["sym"][i]), own.reshape(size, size)).reshape(-1)
+            # +1 black .. -1 white  ->  1 the player to move .. 0 the opponent
             sign = 1.0 if col[i] == 0 else -1.0
             target[i] = 0.5 + 0.5 * sign * own
             weight[i] = 1.0
@@ -171,23 +174,14 @@ class OwnershipSampler:
     def __init__(self, cache: GameCache, games: np.ndarray, owners: np.ndarray, *,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
                  stream: int = 0, late: float = 0.0):
-        self.size = cache.size
-        self.owner_of = {int(g): o for g, o in zip(games, owners)}
+        self.targets = OwnerTargets(games, owners, cache.size)
         self.sampler = PositionSampler(cache, games, positions_per_game=positions_per_game,
                                        symmetries=symmetries, seed=seed, stream=stream,
                                        late=late)
 
     def batch(self, n: int, step: int = 0):
         x, _, col, where = self.sampler.batch(n, step, info=True)
-        size = self.size
-        target = np.empty((n, size * size), np.float32)
-        for i in range(n):
-            own = self.owner_of[int(where["game"][i])].reshape(size, size)
-            own = apply_symmetry(int(where["sym"][i]), own).reshape(-1)
-            # +1 black .. -1 white  ->  1 the player to move .. 0 the opponent
-            sign = 1.0 if col[i] == 0 else -1.0
-            target[i] = 0.5 + 0.5 * sign * own
-        return x, target, col, where
+        return x, self.targets(where, col)[0], col, where
 
 
 def main(argv=None) -> int:

@@ -85,6 +85,7 @@ import torch.nn.functional as F
 
 from engine.features import FEATURE_VERSION, N_PLANES
 from nets import data as D
+from nets import ownership as O
 from nets.checkpoint import load_checkpoint, save_checkpoint
 from nets.models import (MODELS, TRUNK_PREFIXES, count_parameters, legal_mask, model_config,
                           model_from_config)
@@ -405,10 +406,9 @@ ACCURACY_KEYS = ("top1", "top5", "top10", "point_acc", "acc_early", "acc_middle"
                  "value_acc", "own_acc")
 
 
-def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bool:
-    """Loss and accuracy curves as a PNG; False (with one message) when
-    matplotlib is missing.  ``metrics``: the file the rows came from, for
-    that message (default: metrics.jsonl beside ``path``)."""
+def _pyplot(path: Path, numbers: Path):
+    """matplotlib's pyplot on the Agg backend, or None (saying once that no
+    plot ``path`` is drawn and that the numbers are in ``numbers``)."""
     global _warned_plot
     try:
         import matplotlib
@@ -416,10 +416,29 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
         import matplotlib.pyplot as plt
     except ImportError:
         if not _warned_plot:
-            print(f"matplotlib is not installed: no plot {path} "
-                  f"(the numbers are in {metrics or path.with_name('metrics.jsonl')})",
+            print(f"matplotlib is not installed: no plot {path} (the numbers are in {numbers})",
                   file=sys.stderr)
             _warned_plot = True
+        return None
+    return plt
+
+
+def _save_figure(plt, fig, path: Path) -> None:
+    """Write the figure as a PNG through a temporary file renamed over
+    ``path``, so that a viewer never reads half a file."""
+    fig.tight_layout()
+    tmp = path.with_name(".tmp-" + path.name)
+    fig.savefig(tmp, format="png", dpi=80)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bool:
+    """Loss and accuracy curves as a PNG; False (with one message) when
+    matplotlib is missing.  ``metrics``: the file the rows came from, for
+    that message (default: metrics.jsonl beside ``path``)."""
+    plt = _pyplot(path, metrics or path.with_name("metrics.jsonl"))
+    if plt is None:
         return False
     steps = [r["step"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
@@ -444,11 +463,7 @@ def plot_curves(rows: list[dict], path: Path, metrics: Path | None = None) -> bo
     b.set_ylabel("validation accuracy")
     b.set_ylim(0, 1)
     b.legend()
-    fig.tight_layout()
-    tmp = path.with_name(".tmp-" + path.name)
-    fig.savefig(tmp, format="png", dpi=80)
-    plt.close(fig)
-    os.replace(tmp, path)
+    _save_figure(plt, fig, path)
     return True
 
 
@@ -481,11 +496,10 @@ def evaluate(model, val, device, autocast, batch: int = 256, masked: bool = Fals
                 v = torch.from_numpy(v_all[a:a + batch]).to(device)
                 logits, value, own = model(x.float(), c, v[:, 2])
         if o_all is not None:
-            from nets.ownership import masked_loss
             t = torch.from_numpy(o_all[0][a:a + batch]).to(device)
             w = torch.from_numpy(o_all[1][a:a + batch]).to(device)
             own = own.float()
-            o_loss += float(masked_loss(own, t, w, "sum"))
+            o_loss += float(O.masked_loss(own, t, w, "sum"))
             decided = (t != 0.5) & (w[:, None] > 0)
             o_right += float((((own > 0) == (t > 0.5)) & decided).sum())
             o_counted += float(decided.sum())
@@ -634,13 +648,18 @@ def train(args: argparse.Namespace) -> dict:
     if cache.positions(train_games) == 0:
         raise TrainError(f"no training positions in {cache.path}")
     task = config.get("task", "policy")
-    if task == "ownership":
-        if args.labels is None:
-            raise TrainError(f"{config['name']} learns final ownership: give its labels "
-                             f"with --labels (python -m bench.ownership_labels)")
-        from nets import ownership as O
+    if task == "ownership" and args.labels is None:
+        raise TrainError(f"{config['name']} learns final ownership: give its labels "
+                         f"with --labels (python -m bench.ownership_labels)")
+    if task != "ownership" and (args.late or (args.labels is not None
+                                              and not getattr(model, "has_value", False))):
+        raise TrainError(f"--labels and --late are for ownership and value models; "
+                         f"{config['name']} learns moves")
+    if args.labels is not None:
         labelled, owners, label_counts = O.load_labels(
             [p for p in args.labels.split(",") if p], cache)
+    owner_targets = None
+    if task == "ownership":
         is_val = cache.val[labelled]
         if not is_val.any() or is_val.all():
             raise TrainError(f"{args.labels} must label games on both sides of the cache's "
@@ -648,14 +667,7 @@ def train(args: argparse.Namespace) -> dict:
                              f"labelled games are validation games)")
         train_games, val_games = labelled[~is_val], labelled[is_val]
         own_train, own_val = owners[~is_val], owners[is_val]
-    elif args.late or (args.labels is not None and not getattr(model, "has_value", False)):
-        raise TrainError(f"--labels and --late are for ownership and value models; "
-                         f"{config['name']} learns moves")
-    owner_targets = None
-    if args.labels is not None and task != "ownership":
-        from nets import ownership as O
-        labelled, owners, label_counts = O.load_labels(
-            [p for p in args.labels.split(",") if p], cache)
+    elif args.labels is not None:
         owner_targets = O.OwnerTargets(labelled, owners, cache.size)
 
     # a resumed run keeps its optimizer, learning rate and schedule unless told otherwise
@@ -947,8 +959,7 @@ def policy_value_loss(out, y, v, value_weight: float, own=None,
     value_loss = (bce * weight).sum() / weight.sum().clamp(min=1.0)
     loss = F.cross_entropy(logits.float(), y) + value_weight * value_loss
     if own is not None:
-        from nets.ownership import masked_loss
-        loss = loss + ownership_weight * masked_loss(own_logits, *own)
+        loss = loss + ownership_weight * O.masked_loss(own_logits, *own)
     return loss
 
 
@@ -1012,16 +1023,14 @@ def train_step(net, opt, x, y, c, device, autocast,
     return loss
 
 
-def plot_compare(runs: list[tuple[str, list[dict]]], path: Path) -> bool:
+def plot_compare(runs: list[tuple[str, list[dict]]], path: Path,
+                 metrics: list[Path]) -> bool:
     """Several runs' validation loss and top-1 against the step, one line
     each (e.g. two memory layouts of one schedule: the same accuracy per
-    position seen); False (with one message) when matplotlib is missing."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(f"matplotlib is not installed: no plot {path}", file=sys.stderr)
+    position seen); False (with one message) when matplotlib is missing.
+    ``metrics``: the files the runs came from, for that message."""
+    plt = _pyplot(path, ", ".join(map(str, metrics)))
+    if plt is None:
         return False
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     for label, rows in runs:
@@ -1034,11 +1043,7 @@ def plot_compare(runs: list[tuple[str, list[dict]]], path: Path) -> bool:
     b.set_ylabel("validation top-1")
     for ax in (a, b):
         ax.legend()
-    fig.tight_layout()
-    tmp = path.with_name(".tmp-" + path.name)
-    fig.savefig(tmp, format="png", dpi=80)
-    plt.close(fig)
-    os.replace(tmp, path)
+    _save_figure(plt, fig, path)
     return True
 
 
@@ -1061,7 +1066,7 @@ def plot_main(argv: list[str]) -> int:
             return 2
         runs.append((metrics.parent.name or metrics.stem, rows))
     if len(runs) > 1:
-        if not plot_compare(runs, Path(args.png)):
+        if not plot_compare(runs, Path(args.png), [Path(m) for m in args.metrics]):
             return 2
         print(f"{args.png}: {len(runs)} runs, "
               + ", ".join(f"{label} {len(rows)} evaluations" for label, rows in runs))
