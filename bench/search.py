@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
           f"python {platform.python_version()}")
     print(f"# command: {command.strip()}")
     print(f"# {args.seconds:g} s per measurement, empty board, komi 7.5, SearchConfig defaults "
-          f"(batch {cfg.batch}, max_nodes {cfg.max_nodes:,})")
+          f"(batch {cfg.batch}, max_memory {cfg.max_memory:,} bytes)")
     compile_s = warm_up(gammas, cfg)
     print(f"# warm-up (compile or cache load, not timed): {compile_s:.1f} s")
     if max(threads) > (cpus or 1):

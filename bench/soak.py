@@ -1,6 +1,6 @@
 """Memory soak: the engine's resident memory during a long streaming analysis.
 
-    python -m bench.soak [--seconds 600] [--size 19] [--max-nodes N]
+    python -m bench.soak [--seconds 600] [--size 19] [--max-memory SIZE]
         [--engine "python -m engine.gtp --quiet"] [--interval 50]
         [--sample 5] [--settle 60] [--slack-mb 64]
 
@@ -30,21 +30,18 @@ answers (``name``), sends ``quit`` and prints:
 * the visits in the last info line and their rate;
 * the pools' resident size, when found (pages become resident as nodes are
   written, 2 MiB at a time under transparent huge pages);
-* the bound: baseline + tree cap + slack, where the tree cap is
-  2 pools x max_nodes x the bytes of a node (two pools for tree reuse);
-  max_nodes is read from the engine's own ``gomill-describe_engine`` ("tree
-  cap N nodes"), so it holds whatever ``--engine`` says, and the bytes of a
-  node from the pool arrays' mappings when they are found (otherwise
-  engine/tree.py's int32 and float32 fields, 60 bytes); the slack
+* the bound: baseline + tree cap + slack, where the tree cap is the
+  bytes of engine/tree.py's pools of nodes and edges, read from the engine's own ``gomill-describe_engine`` ("tree cap
+  N bytes"), so it holds whatever ``--engine`` says; the slack
   (``--slack-mb``) covers the Python and numba heaps' small fluctuations.
 
 Exit status: 0 when every sampled RSS stayed within the bound, 1 when one
 did not, 2 when the engine failed (died, hung, answered ``?``).
 
-``--max-nodes N`` appends ``--max-nodes N`` to the engine command.  With a
-small cap (e.g. 20000) the pool fills within a second on 19x19 and the
-search goes on simulating without expanding: visits keep rising while RSS
-stays flat.  Linux only (``/proc``).
+``--max-memory SIZE`` appends ``--max-memory SIZE`` to the engine command.
+With a small cap (e.g. 4M) the pools fill within a second on 19x19 and the
+search goes on simulating without growing the tree: visits keep rising
+while RSS stays flat.  Linux only (``/proc``).
 """
 
 from __future__ import annotations
@@ -59,13 +56,11 @@ from dataclasses import dataclass
 
 from bench.match import split_command
 from engine.board import COLUMNS
-from engine.tree import N_FLOAT, N_INT
+from engine.config import parse_bytes
+from engine.tree import EDGE_BYTES, N_EFLOAT, N_EINT, N_FLOAT, N_INT, NODE_BYTES, pool_sizes
 from gtp.client import GtpClient, GtpClientError
 
 DEFAULT_ENGINE = "python -m engine.gtp --quiet"
-NODE_BYTES = 4 * (N_INT + N_FLOAT)   # engine/tree.py: int32 and float32 fields per node
-                                    # (used when the pools are not found in smaps)
-POOLS = 2                # engine/tree.py: two pools, for tree reuse
 MIB = 1024 * 1024
 
 
@@ -81,20 +76,29 @@ def proc_status(pid: int) -> dict[str, int]:
     return values
 
 
+def pool_arrays(cap: int) -> list[int]:
+    """The byte sizes of the tree's pool arrays under a cap of ``cap``
+    bytes (engine/tree.py: node integers and statistics, edge integers and
+    statistics, 4-byte fields)."""
+    nodes, edges = pool_sizes(cap)
+    return [4 * N_INT * nodes, 4 * N_FLOAT * nodes, 4 * N_EINT * edges, 4 * N_EFLOAT * edges]
+
+
 def pool_mappings(pid: int, cap: int | None) -> tuple[int, int] | None:
     """Size and resident bytes of the tree's pool arrays, or None if not found.
 
-    Each pool is two arrays of shape (fields, max_nodes) with 4-byte fields
-    (engine/tree.py), allocated once with ``np.zeros``: large enough to get an
-    anonymous mapping of its own, whose pages become resident only as nodes
-    are written.  They are found in ``/proc/<pid>/smaps`` as the anonymous
-    mappings whose size is a whole number (4 to 16) of ``4 * max_nodes``
-    bytes, within 64 KiB; exactly four (two pools of two arrays) must match.
-    Best effort: arrays under 1 MiB share the heap, and then nothing is found.
+    The arrays are allocated once with ``np.zeros``: large enough to get an
+    anonymous mapping each, whose pages become resident only as nodes and
+    edges are written.  They are found in ``/proc/<pid>/smaps`` as the
+    anonymous mappings of their sizes (:func:`pool_arrays`), within 64 KiB;
+    every one must be found.  Best effort: arrays under 1 MiB share the
+    heap, and then nothing is found.
     """
-    if not cap or 4 * cap * 4 < 1024 * 1024:
+    if not cap:
         return None
-    row = 4 * cap
+    wanted = sorted(pool_arrays(cap))
+    if wanted[0] < 1024 * 1024:
+        return None
     found = []
     size = None
     anonymous = False
@@ -106,12 +110,14 @@ def pool_mappings(pid: int, cap: int | None) -> tuple[int, int] | None:
                     lo, hi = (int(x, 16) for x in head[0].split("-"))
                     size, anonymous = hi - lo, len(head) < 6
                 elif head and head[0] == "Rss:" and size is not None and anonymous:
-                    fields = round(size / row)
-                    if 4 <= fields <= 16 and abs(size - fields * row) <= 64 * 1024:
-                        found.append((fields * row, int(head[1]) * 1024))
+                    for want in wanted:
+                        if abs(size - want) <= 64 * 1024:
+                            found.append((want, int(head[1]) * 1024))
+                            wanted.remove(want)
+                            break
     except OSError:
         return None
-    if len(found) != 2 * POOLS:
+    if wanted:
         return None
     return sum(f[0] for f in found), sum(f[1] for f in found)
 
@@ -134,7 +140,7 @@ def opening(size: int) -> list[str]:
 
 
 def tree_cap(description: str) -> int | None:
-    m = re.search(r"tree cap (\d+) nodes", description)
+    m = re.search(r"tree cap (\d+) bytes", description)
     return int(m.group(1)) if m else None
 
 
@@ -157,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=600.0,
                     help="how long to analyse (default %(default)s)")
     ap.add_argument("--size", type=int, default=19, help="board size (default %(default)s)")
-    ap.add_argument("--max-nodes", type=int, default=None,
-                    help="pass --max-nodes N to the engine (default: the engine's own)")
+    ap.add_argument("--max-memory", default=None, metavar="SIZE",
+                    help="pass --max-memory SIZE to the engine (default: the engine's own)")
     ap.add_argument("--engine", default=DEFAULT_ENGINE,
                     help="engine command line (default %(default)r)")
     ap.add_argument("--interval", type=int, default=50,
@@ -186,8 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         engine = split_command(args.engine)
     except ValueError as e:
         ap.error(f"bad --engine: {e}")
-    if args.max_nodes is not None:
-        engine += ["--max-nodes", str(args.max_nodes)]
+    if args.max_memory is not None:
+        try:
+            parse_bytes(args.max_memory)
+        except ValueError as e:
+            ap.error(f"--max-memory: {e}")
+        engine += ["--max-memory", args.max_memory]
 
     out = sys.stdout
     print(f"engine: {shlex.join(engine)}", file=out)
@@ -222,8 +232,8 @@ def soak(client: GtpClient, args, out) -> int:
     except GtpClientError as e:
         if not e.failed:
             raise
-    if cap is None:
-        cap = args.max_nodes
+    if cap is None and args.max_memory is not None:
+        cap = parse_bytes(args.max_memory)
     client.send(f"boardsize {args.size}")
     client.send("clear_board")
     moves = opening(args.size)
@@ -232,12 +242,7 @@ def soak(client: GtpClient, args, out) -> int:
     to_move = "B" if len(moves) % 2 == 0 else "W"
     baseline = proc_status(client.pid)["VmRSS"]
     pools = pool_mappings(client.pid, cap)
-    if pools is not None:
-        tree = pools[0]
-        node_bytes = tree / (POOLS * cap)
-    else:
-        node_bytes = NODE_BYTES
-        tree = POOLS * cap * NODE_BYTES if cap else 0
+    tree = sum(pool_arrays(cap)) if cap else 0
     slack = int(args.slack_mb * MIB)
     bound = baseline + tree + slack
     print(f"board {args.size}x{args.size}, opening: "
@@ -245,8 +250,10 @@ def soak(client: GtpClient, args, out) -> int:
     if not cap:
         cap_text = "unknown cap (0)"
     else:
-        seen = "as mapped" if pools is not None else "engine/tree.py's layout"
-        cap_text = f"{POOLS} pools x {cap} nodes x {node_bytes:g} B, {seen}"
+        nodes, edges = pool_sizes(cap)
+        seen = "found mapped" if pools is not None else "not found mapped"
+        cap_text = (f"pools of {nodes} nodes x {NODE_BYTES} B and {edges} edges x "
+                    f"{EDGE_BYTES} B, {seen}")
     print(f"baseline RSS {mib(baseline)} MiB; bound {mib(bound)} MiB = baseline + tree cap "
           f"{mib(tree)} MiB ({cap_text}) + slack {mib(slack)} MiB", file=out)
     command = f"lz-analyze {to_move} {args.interval}"
@@ -319,8 +326,8 @@ def soak(client: GtpClient, args, out) -> int:
           f"{lines} info lines", file=out)
     if last.pool is not None:
         print(f"tree pools resident {mib(last.pool)} MiB of {mib(tree)} MiB (pages become resident "
-              f"as nodes are written, 2 MiB at a time under transparent huge pages: an upper "
-              f"bound on the nodes written, at most {mib(tree / POOLS)} MiB a pool)", file=out)
+              f"as nodes and edges are written, 2 MiB at a time under transparent huge pages: an upper "
+              f"bound on what was written)", file=out)
     else:
         print("tree pools: not identified in /proc/<pid>/smaps (a small cap shares the heap)",
               file=out)

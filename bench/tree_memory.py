@@ -7,12 +7,13 @@ Two positions, each searched once on a fresh tree to ``--rollouts``
 simulations (no early stop, no network), as the engine searches a move:
 the empty board, and a middle game (move 120 of a game the search plays
 against itself at 100 simulations a move, seed 1, the same on every run
-of this version).  For each, a row: simulations, tree nodes at the end,
-whether the tree was full (the cap, ``--max-memory`` as the engine takes
-it), the nodes and the pool bytes a simulation (nodes x 60 bytes; the
-engine keeps a second pool of the same size for tree reuse, filled only
-by a reused subtree), and the growth of this process's resident memory
-over the search, per simulation.  Resident memory is read from
+of this version).  For each, a row: simulations, tree nodes and edges at
+the end, whether the tree was full (the cap, ``--max-memory`` as the
+engine takes it), the pool bytes a simulation (nodes and edges handed out
+to the search threads, engine/tree.py's bytes each; the engine keeps a
+second set of pools for tree reuse, filled only by a reused subtree), and
+the growth of this process's resident memory over the search, per
+simulation.  Resident memory is read from
 ``/proc/self/status`` (Linux; elsewhere its column says ``-``).
 """
 
@@ -25,7 +26,7 @@ import time
 
 from bench.search import _TimedSearch
 from engine.board import Board
-from engine.config import NODE_BYTES, SearchConfig, nodes_for_memory, parse_bytes
+from engine.config import SearchConfig, parse_bytes
 from engine.patterns import load_gammas
 from engine.search import Search
 
@@ -49,7 +50,7 @@ def rss_bytes() -> int | None:
 def middle_game(gammas) -> Board:
     """Move 120 of the search's game against itself at 100 simulations a
     move (seed 1, a small tree): a fixed middle-game position."""
-    search = Search(SearchConfig(max_nodes=200_000), gammas, 1, 1)
+    search = Search(SearchConfig(max_memory=32 << 20), gammas, 1, 1)
     board = Board(SIZE)
     for _ in range(MIDDLE_MOVES):
         move = search.run(board, KOMI, max_sims=100).move
@@ -58,8 +59,8 @@ def middle_game(gammas) -> Board:
     return board
 
 
-def measure(board: Board, rollouts: int, threads: int, max_nodes: int, gammas) -> dict:
-    cfg = SearchConfig(max_nodes=max_nodes)
+def measure(board: Board, rollouts: int, threads: int, max_memory: int, gammas) -> dict:
+    cfg = SearchConfig(max_memory=max_memory)
     search = _TimedSearch(cfg, gammas, threads, 1)
     search.run(Board(9), KOMI, max_sims=64)      # kernels compiled and warm before timing
     search.clear()
@@ -68,10 +69,10 @@ def measure(board: Board, rollouts: int, threads: int, max_nodes: int, gammas) -
     result = search.run(board, KOMI, max_sims=rollouts)
     seconds = time.perf_counter() - t0
     after = rss_bytes()
-    nodes, sims = result.nodes, max(result.sims, 1)
-    return {"sims": result.sims, "nodes": nodes, "seconds": round(seconds, 1),
-            "full": search.tree.full,
-            "nodes_per_sim": nodes / sims, "pool_bytes_per_sim": nodes * NODE_BYTES / sims,
+    sims = max(result.sims, 1)
+    return {"sims": result.sims, "nodes": result.nodes, "edges": search.tree.edges_used,
+            "seconds": round(seconds, 1), "full": search.tree.full,
+            "pool_bytes_per_sim": result.tree_bytes / sims,
             "rss_growth_per_sim": None if before is None or after is None
             else (after - before) / sims,
             "rss_after_mib": None if after is None else after / (1 << 20)}
@@ -89,31 +90,31 @@ def main(argv=None) -> int:
         print("error: --rollouts and --threads must be at least 1", file=sys.stderr)
         return 2
     try:
-        max_nodes = nodes_for_memory(parse_bytes(args.max_memory))
-        SearchConfig(max_nodes=max_nodes)
+        max_memory = parse_bytes(args.max_memory)
+        SearchConfig(max_memory=max_memory)
     except ValueError as e:
         print(f"error: --max-memory: {e}", file=sys.stderr)
         return 2
     gammas = load_gammas()
     positions = [("empty board", Board(SIZE)), (f"move {MIDDLE_MOVES}", middle_game(gammas))]
     print(f"19x19, {args.rollouts:,} simulations, {args.threads} thread(s), cap "
-          f"{args.max_memory} ({max_nodes:,} nodes), no network")
-    print("| position | simulations | seconds | tree nodes | full | nodes a simulation "
+          f"{args.max_memory}, no network")
+    print("| position | simulations | seconds | tree nodes | tree edges | full "
           "| pool bytes a simulation | resident memory growth a simulation | resident after |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows = []
     for name, board in positions:
-        r = measure(board, args.rollouts, args.threads, max_nodes, gammas)
+        r = measure(board, args.rollouts, args.threads, max_memory, gammas)
         rows.append({"position": name, **r})
         growth = "-" if r["rss_growth_per_sim"] is None else f"{r['rss_growth_per_sim']:,.0f} B"
         after = "-" if r["rss_after_mib"] is None else f"{r['rss_after_mib']:,.0f} MiB"
-        print(f"| {name} | {r['sims']:,} | {r['seconds']} | {r['nodes']:,} | "
-              f"{'yes' if r['full'] else 'no'} | {r['nodes_per_sim']:.1f} | "
+        print(f"| {name} | {r['sims']:,} | {r['seconds']} | {r['nodes']:,} | {r['edges']:,} | "
+              f"{'yes' if r['full'] else 'no'} | "
               f"{r['pool_bytes_per_sim']:,.0f} B | {growth} | {after} |", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rollouts": args.rollouts, "threads": args.threads,
-                       "max_nodes": max_nodes, "rows": rows}, f, indent=2)
+                       "max_memory": max_memory, "rows": rows}, f, indent=2)
     return 0
 
 

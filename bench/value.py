@@ -99,7 +99,7 @@ def rollout_winrate(cache, game: int, move: int, rollouts: int, seed: int) -> fl
         p = PASS if m == n * n else board.point(m % n, n - 1 - m // n)
         board.play(p, int(colours[t]))
     board.to_move = int(colours[move])
-    search = Search(SearchConfig(max_nodes=200_000), _gammas, 1, seed)
+    search = Search(SearchConfig(max_memory=32 << 20), _gammas, 1, seed)
     return search.run(board, float(cache.komi[game]), max_sims=rollouts).winrate
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.board import BLACK, PASS, WHITE, Board
-from engine.config import MAX_GFX_INTERVAL, NODE_BYTES, check_range
+from engine.config import MAX_GFX_INTERVAL, check_range
 from engine.search import SearchResult, position_key
 
 log = logging.getLogger("engine")
@@ -395,7 +395,7 @@ class Analysis:
             f"{p.name} {p.version}: {what}",
             f"rollouts {cfg.rollouts}, time per move {move_time}, threads {cfg.threads},"
             f" resign below {cfg.resign:g}, lag {cfg.lag:g}s, seed {cfg.seed or 'clock'}",
-            f"tree cap {s.max_nodes} nodes ({s.max_nodes * 2 * NODE_BYTES / (1 << 30):.2f} GiB),"
+            f"tree cap {s.max_memory} bytes ({s.max_memory / (1 << 30):.2f} GiB),"
             f" c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g},"
             f" expand_visits {s.expand_visits}, virtual_loss {s.virtual_loss}",
             f"ponder {'on' if self.ponder else 'off'}, live gfx "

@@ -37,11 +37,11 @@ def check_komi(komi: float) -> None:
     check_range("komi", float(komi), -KOMI_LIMIT, KOMI_LIMIT)
 
 
-#: bytes of one tree node (engine/tree.py: 6 int32 and 9 float32 fields); the tree
-#: keeps two pools of them, the second for tree reuse between moves
-NODE_BYTES = 60
-#: the default tree memory cap (--max-memory), both pools together
+#: the default tree memory cap (--max-memory): engine/tree.py's pools of nodes
+#: and edges
 MAX_MEMORY = 2 << 30
+#: the smallest cap --max-memory takes
+MIN_MEMORY = 1 << 20
 
 
 def parse_bytes(text: str) -> int:
@@ -57,11 +57,6 @@ def parse_bytes(text: str) -> int:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"not a size: {text!r} (e.g. 2G, 512M)")
     return int(value * scale)
-
-
-def nodes_for_memory(size: int) -> int:
-    """The tree nodes that ``size`` bytes hold, both pools counted."""
-    return size // (2 * NODE_BYTES)
 
 
 #: Scoring rules by name (KGS's names, which ``kgs-rules`` sends, and
@@ -119,10 +114,10 @@ class SearchConfig:
     playout_ladder: int = 1         # 1: playouts run out of atari only where no ladder catches the chain
     playout_two_lib: int = 1        # 1: playouts atari the last move's two-liberty chain when that captures
     batch: int = 16                 # simulations per kernel call between thread check-points
-    max_nodes: int = MAX_MEMORY // (2 * NODE_BYTES)   # tree memory cap: 17.9 million nodes
-                                    # (--max-memory 2G); when reached the search stops
-                                    # expanding and keeps simulating.  A 19x19 expansion takes
-                                    # ~360 nodes, about 72 a simulation
+    max_memory: int = MAX_MEMORY    # tree memory cap in bytes (--max-memory 2G); when
+                                    # reached the search stops growing the tree and keeps
+                                    # simulating.  A 19x19 expansion takes ~360 edges of
+                                    # 28 bytes; a node (40 bytes) is made on its first visit
     # delayed priors from the policy network (engine/priors.py)
     prior_cnn: float = 40.0         # visits of experience the network's opinion of a move is worth
                                     # (value sqrt(p / p_best)), added to the heuristic priors
@@ -158,7 +153,7 @@ class SearchConfig:
             value = getattr(self, f.name)
             check_range(f.name, value, 0, math.inf if isinstance(value, int) else 1e9)
         check_range("batch", self.batch, 1, 1 << 20)
-        check_range("max_nodes", self.max_nodes, 1024, 1 << 30)
+        check_range("max_memory", self.max_memory, MIN_MEMORY, 1 << 40)
         check_range("nn_rank", self.nn_rank, 1, 9)
         check_range("rave_equiv", self.rave_equiv, 1e-9, 1e9)
         check_range("fpu", self.fpu, 0.0, 1.0)

@@ -17,8 +17,8 @@ import sys
 import threading
 import time
 
-from engine.config import (MAX_GFX_INTERVAL, MAX_THREADS, NODE_BYTES, RULES, EngineConfig,
-                           SearchConfig, check_range, nodes_for_memory, parse_bytes)
+from engine.config import (MAX_GFX_INTERVAL, MAX_THREADS, MIN_MEMORY, RULES, EngineConfig,
+                           SearchConfig, check_range, parse_bytes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,11 +83,8 @@ def parse_options(argv: list[str] | None = None,
                          "tromp-taylor none; kgs-rules changes them (default %(default)s)")
     ap.add_argument("--max-memory", default="2G", metavar="SIZE",
                     help="the search tree's memory cap, e.g. 512M, 2G, 8G (default %(default)s: "
-                         "17.9 million nodes, about 250,000 simulations of a 19x19 move); "
-                         "when the tree is full the search goes on without growing it")
-    ap.add_argument("--max-nodes", type=int, default=None,
-                    help="the same cap in nodes (60 bytes each, twice: one pool for tree "
-                         "reuse); for tests")
+                         "about 950,000 simulations of a 19x19 move); when the tree is full "
+                         "the search goes on without growing it")
     ap.add_argument("--lag", type=float, default=d.lag,
                     help="seconds kept back from each clock for lag (default %(default)s)")
     ap.add_argument("--size", type=int, default=d.board_size,
@@ -127,16 +124,12 @@ def parse_options(argv: list[str] | None = None,
                     help="network arithmetic: bf16 where the GPU or CPU is fast at it (auto), "
                          "or forced")
     args = ap.parse_args(argv)
-    if args.max_nodes is None:
-        try:
-            args.max_nodes = nodes_for_memory(parse_bytes(args.max_memory))
-        except ValueError as e:
-            ap.error(f"--max-memory: {e}")
-        if args.max_nodes < 10_000:
-            ap.error(f"--max-memory {args.max_memory} is too small: at least "
-                     f"{10_000 * 2 * NODE_BYTES // (1 << 20) + 1}M")
-    elif args.max_nodes < 10_000:
-        ap.error("--max-nodes must be at least 10000")
+    try:
+        max_memory = parse_bytes(args.max_memory)
+    except ValueError as e:
+        ap.error(f"--max-memory: {e}")
+    if max_memory < MIN_MEMORY:
+        ap.error(f"--max-memory {args.max_memory} is too small: at least {MIN_MEMORY >> 20}M")
     try:
         check_range("--gfx-interval", args.gfx_interval, 0.0, MAX_GFX_INTERVAL)
         check_range("--batch", args.batch, 1, 65536)
@@ -153,7 +146,7 @@ def parse_options(argv: list[str] | None = None,
                         format="%(message)s")
     overrides = _search_overrides(ap, args.param)
     try:    # the configs check their own ranges (engine/config.py)
-        search = dataclasses.replace(SearchConfig(), max_nodes=args.max_nodes,
+        search = dataclasses.replace(SearchConfig(), max_memory=max_memory,
                                      nn_rank=args.rank, **overrides)
         config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
                               move_time=args.move_time, threads=args.threads,

@@ -142,7 +142,7 @@ class Player:
             log.warning("compiling the engine's kernels: once for this version, a minute or "
                         "two (more on a busy machine); later starts load them from numba's "
                         "cache in seconds")
-        spare = Search(self.config.search.__class__(max_nodes=20_000), self.search.gammas, 1, 1)
+        spare = Search(self.config.search.__class__(max_memory=4 << 20), self.search.gammas, 1, 1)
         board = Game(size=7).board
         spare.run(board, 7.5, max_sims=64)
         if self.network is not None and self.network.supports(9):
@@ -521,11 +521,11 @@ class Player:
                          for c in r.candidates[:5])
         c = _COLORS[color]
         komi = self.search_komi(c)
-        log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f%s, tree %d nodes%s"
+        log.info("genmove %s: %s | %d rollouts in %.2fs (%.0f/s), winrate %.3f%s, tree %d nodes %.1f MiB%s"
                  " | %s", color, move if isinstance(move, str) else self.game.board.name(move),
                  r.sims, r.seconds, r.sims_per_s, r.winrate,
                  f" at dynamic komi {komi:g} (real {self.scoring_komi:g})"
-                 if komi != self.scoring_komi else "", r.nodes,
+                 if komi != self.scoring_komi else "", r.nodes, r.tree_bytes / (1 << 20),
                  " (full: --max-memory raises the cap)" if self.search.tree.full else "", best)
         if r.net is not None:
             n = r.net

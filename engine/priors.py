@@ -54,8 +54,8 @@ from numba import njit
 
 from engine.board import PASS, S_TO_MOVE
 from engine.features import HISTORY_USED, N_PLANES, compute_planes, make_scratch
-from engine.tree import (EXPANDED, F_POLICY, F_PRIOR_N, F_PRIOR_W, NN_PENDING,
-                         NN_READY, T_MOVE, T_STATE, add_value, child_block)
+from engine.tree import (EF_POLICY, EF_PRIOR_N, EF_PRIOR_W, EI_MOVE, EXPANDED, NN_PENDING,
+                         NN_READY, T_STATE, add_value, child_block)
 
 RING = 64                 # request slots per search thread
 NN_VISITS_MAX = 1 << 12   # the back-pressure threshold never goes above this
@@ -112,34 +112,34 @@ def _move_prob(probs, m, w, n):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def write_policy(ti, tf, node, probs, w, n, equiv):
+def write_policy(ti, ei, ef, node, probs, w, n, equiv):
     """Write the network's move probabilities ``probs`` (n * n, row 0 at
     the top, and the pass at n * n for a network with a pass output) into
-    the children of ``node`` as prior experience, matched by each child's
+    the edges of ``node`` as prior experience, matched by each edge's
     move, then publish NN_READY.  A child's value is sqrt(p / p_best) (the
     best move 1, a move the network gives a hundredth of the best 0.1),
     worth ``equiv`` visits, added to the heuristic prior; a pass, to a
     network without a pass output, keeps its heuristic prior alone.  The
     probabilities are renormalised over the children (the legal moves the
-    tree searches), and stored raw in F_POLICY for displays."""
+    tree searches), and stored in EF_POLICY for displays."""
     if ti[T_STATE, node] != NN_PENDING:
         return False
-    first, nc = child_block(ti, node)
+    first, nc = child_block(ti, ei, node)
     total = 0.0
     best = 0.0
     for k in range(first, first + nc):
-        p = _move_prob(probs, ti[T_MOVE, k], w, n)
+        p = _move_prob(probs, ei[EI_MOVE, k], w, n)
         if p > 0.0:
             total += p
             if p > best:
                 best = p
     if total > 0.0:
         for k in range(first, first + nc):
-            p = _move_prob(probs, ti[T_MOVE, k], w, n)
+            p = _move_prob(probs, ei[EI_MOVE, k], w, n)
             if p >= 0.0:
-                tf[F_POLICY, k] = p / total
-                tf[F_PRIOR_N, k] += equiv
-                tf[F_PRIOR_W, k] += equiv * np.sqrt(p / best)
+                ef[EF_POLICY, k] = p / total
+                ef[EF_PRIOR_N, k] += equiv
+                ef[EF_PRIOR_W, k] += equiv * np.sqrt(p / best)
     ti[T_STATE, node] = NN_READY
     return True
 
@@ -334,14 +334,14 @@ class PriorQueue:
         tree = self.tree
         done = time.perf_counter()
         with self.tree_lock:
-            ti, tf = tree.ti, tree.tf
+            ti, tf, ei, ef = tree.arrays
             n = self.size
             w = n + 2
             for k, (gen, node, t) in enumerate(tickets):
                 if gen != self.generation:
                     self.stats.stale += 1
                     continue
-                if write_policy(ti, tf, node, probs[k], w, n, self.equiv):
+                if write_policy(ti, ei, ef, node, probs[k], w, n, self.equiv):
                     self.stats.evaluated += 1
                     self.stats.lags.append(done - t)
                     if values is not None:

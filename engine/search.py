@@ -35,10 +35,12 @@ from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
 from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
-from engine.tree import (EXPANDED, EXPANDING, F_AMAF_N, F_AMAF_W, F_POLICY, F_PRIOR_N,
-                         F_PRIOR_W, F_VALUE_N, F_VALUE_W, F_VISITS, F_WINS, NN_PENDING,
-                         NN_READY, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS,
-                         UNEXPANDED, Tree, add_value, child_block, init_node, settle)
+from engine.tree import (A_EDGE, A_EDGE_END, A_NODE, A_NODE_END, EF_AMAF_N, EF_AMAF_W, EF_POLICY, EF_PRIOR_N,
+                         EF_PRIOR_W, EI_MOVE, EXPANDED, EXPANDING, F_VALUE_N, F_VALUE_W,
+                         F_VISITS, F_WINS, NEED_EDGES, NEED_NODES, NN_PENDING, NN_READY,
+                         NO_EDGE, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS,
+                         UNEXPANDED, Tree, add_value, child_block, child_node, edge_child,
+                         init_edge, settle)
 
 log = logging.getLogger("engine")
 
@@ -130,39 +132,39 @@ def _move_prior(b, s, zob, p, c, params, gammas, lb, ls):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
-    """Give ``node`` (whose position is (b, s)) its children: every legal
+def expand(ti, ei, ef, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
+    """Give ``node`` (whose position is (b, s)) its edges: every legal
     move that fills no own single-point eye and is ``allowed``, plus pass.
-    Returns False only when the thread's arena is too small."""
+    Returns False only when the thread's edge arena is too small."""
     c = s[S_TO_MOVE]
     k = 0
     for i in range(s[S_NEMPTY]):
         p = b[EMPTIES, i]
         if allowed[p] and playable(b, s, p, c):
             k += 1
-    if arena[0] + k + 1 > arena[1]:
+    if arena[A_EDGE] + k + 1 > arena[A_EDGE_END]:
         return False
     if ti[T_STATE, node] != UNEXPANDED:
         return True                      # another thread got there first
     ti[T_STATE, node] = EXPANDING
-    first = arena[0]
-    arena[0] += k + 1
+    first = arena[A_EDGE]
+    arena[A_EDGE] += k + 1
     j = first
     for i in range(s[S_NEMPTY]):
         p = b[EMPTIES, i]
         if allowed[p] and playable(b, s, p, c):
-            init_node(ti, tf, j, p, node)
+            init_edge(ei, ef, j, p)
             pn, pw = _move_prior(b, s, zob, p, c, params, gammas, lb, ls)
-            tf[F_PRIOR_N, j] = pn
-            tf[F_PRIOR_W, j] = pw
+            ef[EF_PRIOR_N, j] = pn
+            ef[EF_PRIOR_W, j] = pw
             j += 1
-    init_node(ti, tf, j, PASS, node)
+    init_edge(ei, ef, j, PASS)
     if k > 0:
-        tf[F_PRIOR_N, j] = params[P_EVEN] + params[P_PASS]
-        tf[F_PRIOR_W, j] = 0.5 * params[P_EVEN]
+        ef[EF_PRIOR_N, j] = params[P_EVEN] + params[P_PASS]
+        ef[EF_PRIOR_W, j] = 0.5 * params[P_EVEN]
     else:
-        tf[F_PRIOR_N, j] = params[P_EVEN]
-        tf[F_PRIOR_W, j] = 0.5 * params[P_EVEN]
+        ef[EF_PRIOR_N, j] = params[P_EVEN]
+        ef[EF_PRIOR_W, j] = 0.5 * params[P_EVEN]
     # publish: the block is complete before first/n/state say so
     ti[T_FIRST, node] = first
     ti[T_NCHILD, node] = k + 1
@@ -171,45 +173,55 @@ def expand(ti, tf, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def select_child(ti, tf, node, params):
-    """The child maximising UCT + RAVE with priors and virtual loss (NO_NODE
+def select_child(ti, tf, ei, ef, node, params):
+    """The edge maximising UCT + RAVE with priors and virtual loss (NO_EDGE
     when there is none).  The rollouts' estimate (own results and prior
     experience, blended with AMAF by RAVE's beta) becomes, where the value
     network has judged positions in the child's subtree,
-    (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix)."""
-    first, n = child_block(ti, node)
+    (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix).  An edge
+    with no node behind it has no results, virtual loss or values yet."""
+    first, n = child_block(ti, ei, node)
     c_explore = params[P_C_EXPLORE]
     equiv = params[P_RAVE_EQUIV]
     vloss = params[P_VLOSS]
     lam = params[P_LAMBDA]
     ln_parent = math.log(tf[F_VISITS, node] + 1.0)
-    best = NO_NODE
+    best = NO_EDGE
     best_v = -1e30
-    for i in range(first, first + n):
-        nn = tf[F_VISITS, i] + tf[F_PRIOR_N, i] + ti[T_VLOSS, i] * vloss
+    for k in range(first, first + n):
+        c = edge_child(ei, ti, k)
+        # (the sums in float32 first, as the kernel always did: the same
+        # choices to the last bit)
+        if c != NO_NODE:
+            nn = tf[F_VISITS, c] + ef[EF_PRIOR_N, k] + ti[T_VLOSS, c] * vloss
+            sw = tf[F_WINS, c] + ef[EF_PRIOR_W, k]
+            vn = tf[F_VALUE_N, c]
+        else:
+            nn = ef[EF_PRIOR_N, k] + 0.0
+            sw = ef[EF_PRIOR_W, k] + 0.0
+            vn = np.float32(0.0)
         if nn > 0:
-            q = (tf[F_WINS, i] + tf[F_PRIOR_W, i]) / nn
+            q = sw / nn
         else:
             q = params[P_FPU]
-        an = tf[F_AMAF_N, i]
+        an = ef[EF_AMAF_N, k]
         if an > 0:
             beta = an / (an + nn + nn * an / equiv)
-            v = (1.0 - beta) * q + beta * tf[F_AMAF_W, i] / an
+            v = (1.0 - beta) * q + beta * ef[EF_AMAF_W, k] / an
         else:
             v = q
-        vn = tf[F_VALUE_N, i]
         if vn > 0 and lam > 0:
-            v = (1.0 - lam) * v + lam * tf[F_VALUE_W, i] / vn
+            v = (1.0 - lam) * v + lam * tf[F_VALUE_W, c] / tf[F_VALUE_N, c]
         if c_explore > 0:
             v += c_explore * math.sqrt(ln_parent / (nn + 1.0))
         if v > best_v:
             best_v = v
-            best = i
+            best = k
     return best
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
+def simulate(ti, tf, ei, ef, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
              allow_all, seq, first_idx, path, cand, wts, lb, ls, own, stack, counters, n_sims,
              root_hist, hist, rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
     """Run n_sims simulations from the root position (rb, rs) on the thread's
@@ -236,12 +248,12 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
             if ti[T_NCHILD, node] == 0:
                 if (ti[T_STATE, node] == UNEXPANDED and s[S_PASSES] < 2
                         and (node == ROOT or tf[F_VISITS, node] >= expand_visits)):
-                    ok = expand(ti, tf, node, b, s, zob, arena, params, gammas,
+                    ok = expand(ti, ei, ef, node, b, s, zob, arena, params, gammas,
                                 allowed if node == ROOT else allow_all, lb, ls)
                     if ok:
                         counters[C_EXPANDED] += 1
                     else:
-                        counters[C_NEED_ARENA] = 1
+                        counters[C_NEED_ARENA] |= NEED_EDGES
                 if ti[T_NCHILD, node] == 0:
                     break
             if (nn and node != ROOT and ti[T_STATE, node] == EXPANDED
@@ -249,14 +261,18 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
                 if not request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
                                rplanes, rnode, rcolor, rbusy, rfresh, rstate, fsb, fss):
                     counters[C_DEFERRED] += 1
-            child = select_child(ti, tf, node, params)
-            move = PASS - 1 if child == NO_NODE else ti[T_MOVE, child]
+            edge = select_child(ti, tf, ei, ef, node, params)
+            move = PASS - 1 if edge == NO_EDGE else ei[EI_MOVE, edge]
             if move < PASS or move >= npts or not is_legal(b, s, move, s[S_TO_MOVE]):
                 # a tree that does not fit the board it is played on (a bug:
                 # tree reuse keeps them in step); playing the move would
                 # corrupt the board's chains, so the descent ends here
                 counters[C_UNFIT] += 1
                 break
+            child = child_node(ti, tf, ei, edge, node, arena)
+            if child == NO_NODE:
+                counters[C_NEED_ARENA] |= NEED_NODES
+                break                   # no node left: the rollout starts here
             ti[T_VLOSS, child] += 1
             play(b, s, zob, move, s[S_TO_MOVE])
             seq[depth] = move
@@ -295,17 +311,17 @@ def simulate(ti, tf, arena, rb, rs, zob, b, s, rng, params, gammas, pp, allowed,
                 ti[T_VLOSS, nd] -= 1
             else:
                 tf[F_VISITS, nd] += 1.0
-            f0, nc = child_block(ti, nd)
+            f0, nc = child_block(ti, ei, nd)
             if nc > 0:
                 cd = root_c if d % 2 == 0 else 3 - root_c
                 win = 1.0 if winner == cd else 0.0
                 for k in range(f0, f0 + nc):
-                    m = ti[T_MOVE, k]
+                    m = ei[EI_MOVE, k]
                     if 0 <= m < npts:
                         fi = first_idx[m]
                         if fi >= 0 and (fi - d) % 2 == 0:
-                            tf[F_AMAF_N, k] += 1.0
-                            tf[F_AMAF_W, k] += win
+                            ef[EF_AMAF_N, k] += 1.0
+                            ef[EF_AMAF_W, k] += win
         for i in range(nseq):
             m = seq[i]
             if m >= 0:
@@ -356,6 +372,7 @@ class SearchResult:
     playouts: np.ndarray | None = field(default=None, repr=False)
     # the playouts' own ownership when an ownership network was blended in
     # (``ownership`` is then the blend); None: ``ownership`` is the playouts'
+    tree_bytes: int = 0     # the tree's pool bytes in use (nodes and edges)
 
     @property
     def playout_ownership(self) -> np.ndarray:
@@ -389,7 +406,7 @@ class _Scratch:
         self.own = np.zeros(max_points, np.float64)
         self.stack = np.zeros(max_points, np.int32)
         self.counters = np.zeros(5, np.int64)
-        self.arena = np.zeros(2, np.int64)
+        self.arena = np.zeros(4, np.int64)      # engine/tree.py's A_* slots
         self.ring = Ring()
 
 
@@ -422,7 +439,7 @@ class Search:
         from engine.board import MAX_SIZE, n_points
         self.cfg = cfg
         self.gammas = gammas
-        self.tree = Tree(cfg.max_nodes)
+        self.tree = Tree(cfg.max_memory)
         self.threads = max(1, threads)
         self.scratch = [_Scratch(seed + i, n_points(MAX_SIZE)) for i in range(self.threads)]
         self.allow_all = np.ones(n_points(MAX_SIZE), np.uint8)
@@ -569,8 +586,10 @@ class Search:
         for sc in self.scratch:
             sc.own[:] = 0.0
             sc.counters[:] = 0
-            if sc.arena[0] >= sc.arena[1]:
-                tree.grant(sc.arena)
+            need = ((NEED_EDGES if sc.arena[A_EDGE] >= sc.arena[A_EDGE_END] else 0)
+                    | (NEED_NODES if sc.arena[A_NODE] >= sc.arena[A_NODE_END] else 0))
+            if need:
+                tree.grant(sc.arena, need)
         self.stop_event.clear()
         self.interrupted = False
         started = time.perf_counter()
@@ -580,7 +599,7 @@ class Search:
         def batch(sc: _Scratch, n: int) -> None:
             r = sc.ring
             ps = sc.playout
-            simulate(tree.ti, tree.tf, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
+            simulate(*tree.arrays, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
                      sc.rng, params, self.gammas, pp, allowed, self.allow_all, sc.seq,
                      sc.first_idx, sc.path, ps.cand, ps.wts, ps.lb, ps.ls, sc.own, sc.stack,
                      sc.counters, n, root_hist, r.hist, r.rplanes, r.rnode, r.rcolor,
@@ -588,8 +607,8 @@ class Search:
             if nn:
                 queue.publish(r)
             if sc.counters[C_NEED_ARENA]:
+                tree.grant(sc.arena, int(sc.counters[C_NEED_ARENA]))
                 sc.counters[C_NEED_ARENA] = 0
-                tree.grant(sc.arena)
 
         def work(sc: _Scratch) -> None:
             # Stopping is decided here, after each batch, so that a seeded
@@ -621,7 +640,7 @@ class Search:
             stop.set()
             for t in workers:
                 t.join()
-        settle(tree.ti, tree.tf, tree.used)
+        settle(tree.ti, tree.tf, tree.ei, tree.used)
         elapsed = time.perf_counter() - started
         result = self._result(board, elapsed)
         unfit = int(sum(sc.counters[C_UNFIT] for sc in self.scratch))
@@ -642,7 +661,7 @@ class Search:
         search allows itself): its children's priors decide the first
         simulations.  A value network's judgement of the root goes into
         the root's value statistics."""
-        ti = self.tree.ti
+        ti, tf, ei, ef = self.tree.arrays
         if ti[T_STATE, ROOT] != EXPANDED:
             return
         value = None
@@ -654,10 +673,10 @@ class Search:
             probs = self._network_row(board, history)
         with self.queue.tree_lock:
             ti[T_STATE, ROOT] = NN_PENDING
-            write_policy(ti, self.tree.tf, ROOT, probs, board.s[S_W], board.size,
+            write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size,
                          self.cfg.prior_cnn)
             if value is not None:
-                add_value(ti, self.tree.tf, ROOT, value)
+                add_value(ti, tf, ROOT, value)
 
     def network_policy(self, board: Board, history=()) -> dict[int, float]:
         """The network's probability of every legal move of ``board``'s
@@ -712,10 +731,9 @@ class Search:
         if max_sims is None and deadline is None:
             return False
         done = self.sims_done()
-        kids = self.tree.children(ROOT)
-        tf = self.tree.tf
-        searched = tf[F_PRIOR_N, kids.start:kids.stop] < 1e9     # pruned children do not count
-        visits = np.sort(tf[F_VISITS, kids.start:kids.stop][searched])
+        edges = self.tree.edges(ROOT)
+        searched = self.tree.ef[EF_PRIOR_N, edges.start:edges.stop] < 1e9  # pruned moves do not count
+        visits = np.sort(self.tree.edge_visits(ROOT)[searched])
         if len(visits) < 2:
             return len(visits) == 1
         lead = visits[-1] - visits[-2]
@@ -731,10 +749,10 @@ class Search:
         """Every root move of the kept tree is legal here (simple ko), as
         tree reuse guarantees; a tree that fails this is a bug's, and the
         search would play its moves on a board they corrupt."""
-        ti = self.tree.ti
+        ei = self.tree.ei
         npts = board.b.shape[1]
-        for i in self.tree.children(ROOT):
-            m = int(ti[T_MOVE, i])
+        for k in self.tree.edges(ROOT):
+            m = int(ei[EI_MOVE, k])
             if m != PASS and not (0 <= m < npts and is_legal(board.b, board.s, m, board.to_move)):
                 return False
         return True
@@ -743,18 +761,20 @@ class Search:
         """Root children that superko forbids or the caller avoids (the
         pass too when ``no_pass``): experience that no selection overcomes,
         and left out of the result."""
-        tf = self.tree.tf
-        for i in self.tree.children(ROOT):
-            m = self.tree.ti[T_MOVE, i]
+        ei, ef = self.tree.ei, self.tree.ef
+        for k in self.tree.edges(ROOT):
+            m = ei[EI_MOVE, k]
             if (m == PASS and no_pass) or (m >= 0 and not allowed[m]):
-                tf[F_PRIOR_N, i] = 1e9
-                tf[F_PRIOR_W, i] = 0.0
+                ef[EF_PRIOR_N, k] = 1e9
+                ef[EF_PRIOR_W, k] = 0.0
 
     def node_winrate(self, node: int) -> float:
         """The winrate of ``node`` for the colour that played its move: its
         rollouts' mean, mixed with its value mean where the value network
         judged positions below it, as selection mixes them (0.5 with
-        neither)."""
+        neither; NO_NODE, a move no simulation tried, has neither)."""
+        if node == NO_NODE:
+            return 0.5
         tf = self.tree.tf
         v, vn = float(tf[F_VISITS, node]), float(tf[F_VALUE_N, node])
         lam = self.cfg.value_weight if vn > 0 else 0.0
@@ -765,37 +785,40 @@ class Search:
         return (1.0 - lam) * rollouts + lam * value
 
     def principal_variation(self, node: int, limit: int = 12) -> list[int]:
-        ti, tf = self.tree.ti, self.tree.tf
+        """The moves from ``node`` down its most visited children (``node``'s
+        own move first)."""
+        tree = self.tree
         pv = []
-        while len(pv) < limit:
-            pv.append(int(ti[T_MOVE, node]))
-            kids = self.tree.children(node)
-            if len(kids) == 0:
+        while len(pv) < limit and node != NO_NODE:
+            pv.append(int(tree.ti[T_MOVE, node]))
+            edges = tree.edges(node)
+            if len(edges) == 0:
                 break
-            v = tf[F_VISITS, kids.start:kids.stop]
+            v = tree.edge_visits(node)
             if v.max() <= 0:
                 break
-            node = kids.start + int(np.argmax(v))
+            node = tree.child(edges.start + int(np.argmax(v)))
         return pv
 
     def _result(self, board: Board, elapsed: float) -> SearchResult:
-        ti, tf = self.tree.ti, self.tree.tf
+        ti, tf, ei, ef = self.tree.arrays
         sims = self.sims_done()
         cands = []
         policy = ti[T_STATE, ROOT] == NN_READY
-        for i in self.tree.children(ROOT):
-            m = int(ti[T_MOVE, i])
-            if tf[F_PRIOR_N, i] >= 1e9:
+        for k in self.tree.edges(ROOT):
+            m = int(ei[EI_MOVE, k])
+            if ef[EF_PRIOR_N, k] >= 1e9:
                 continue
-            v = float(tf[F_VISITS, i])
-            pn = float(tf[F_PRIOR_N, i])
+            child = self.tree.child(k)
+            v = float(tf[F_VISITS, child]) if child != NO_NODE else 0.0
+            pn = float(ef[EF_PRIOR_N, k])
             if policy:
-                prior = float(tf[F_POLICY, i])
+                prior = float(ef[EF_POLICY, k])
             else:
-                prior = float(tf[F_PRIOR_W, i]) / pn if pn > 0 else 0.5
+                prior = float(ef[EF_PRIOR_W, k]) / pn if pn > 0 else 0.5
             cands.append(Candidate(
-                move=m, visits=int(v), winrate=self.node_winrate(i),
-                prior=prior, pv=self.principal_variation(i)))
+                move=m, visits=int(v), winrate=self.node_winrate(child), prior=prior,
+                pv=self.principal_variation(child) if child != NO_NODE else [m]))
         cands.sort(key=lambda c: (-c.visits, -c.winrate))
         own = sum(sc.own for sc in self.scratch) / max(sims, 1)
         playouts = None
@@ -820,4 +843,4 @@ class Search:
                            if self.queue.params is not None else 0.0,
                            mean_batch=st.positions / st.batches if st.batches else 0.0)
         return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own, net,
-                            playouts)
+                            playouts, self.tree.bytes_used)

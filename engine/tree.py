@@ -1,13 +1,22 @@
-"""The search tree: a preallocated node pool as a structure of arrays.
+"""The search tree: preallocated pools of nodes and edges, structures of arrays.
 
-Every node's children sit in one contiguous block (``first .. first+n-1``),
-allocated at once when the node is expanded.  Integer fields live in ``ti``
-(int32, one row per field), statistics in ``tf`` (float32; F_POLICY holds
-the network's probability of the move once its parent is NN_READY).  A node's wins
-count for the colour that played its move.
+A node is a position the search has walked into.  Its moves are *edges*:
+one contiguous block (``first .. first+n-1``) allocated at once when the
+node is expanded, each edge holding what selection reads of a move that
+may never be tried (its move, its prior experience, its AMAF statistics,
+the network's probability) and the index of the child node, allocated only
+when a simulation first walks through the edge (``EI_NODE`` is NO_NODE until
+then).  An expansion of a 19x19 position costs about 360 edges of 28 bytes;
+of those children only about one in a hundred is ever visited, and only
+those become nodes (40 bytes), as Leela Zero and KataGo store children.
 
-Two kinds of statistics are kept apart (AlphaGo's N_r, W_r and N_v, W_v):
-the rollouts' (F_VISITS, F_WINS) and the value network's (F_VALUE_N,
+Node fields: integers in ``ti`` (int32, one row per field), statistics in
+``tf`` (float32).  Edge fields: ``ei`` (int32) and ``ef`` (float32).  A
+node's wins count for the colour that played its move; so do its edge's
+AMAF wins and prior wins.
+
+Two kinds of node statistics are kept apart (AlphaGo's N_r, W_r and N_v,
+W_v): the rollouts' (F_VISITS, F_WINS) and the value network's (F_VALUE_N,
 F_VALUE_W).  A node's value statistics sum the network's judgements of the
 positions evaluated in its subtree, each added once when it arrives
 (:func:`add_value`), from the side of the colour that played the node's
@@ -17,16 +26,19 @@ Node states (design.md §4)::
 
     UNEXPANDED -> EXPANDED (heuristic priors) -> NN_PENDING -> NN_READY
 
-A thread claims a node by writing EXPANDING, fills the children block and
-only then publishes ``first``/``n`` and EXPANDED, so readers never see half
-a block.  Two threads may race for the same claim (numba has no CPU atomics);
-the loser's block is simply never published, a bounded waste the pool
-tolerates (Fuego's lock-free scheme).
+A thread claims a node by writing EXPANDING, fills the edge block and only
+then publishes ``first``/``n`` and EXPANDED, so readers never see half a
+block.  A child node is published the same way: its fields are written
+before the edge points to it.  Two threads may race for the same claim
+(numba has no CPU atomics); the loser's block or node is simply never
+published (its thread reads the edge again and follows the winner's), a
+bounded waste the pools tolerate (Fuego's lock-free scheme).
 
-Allocation is per thread from arenas: ``arena = [next, end)`` granted by the
+Allocation is per thread from arenas, one of edges and one of nodes:
+``arena = [edge next, edge end, node next, node end)`` granted by the
 Python side between kernel calls, so no two threads ever write the same
-fresh nodes.  When the pool is spent no arena is granted and the search goes
-on without expanding (the memory cap's defined behaviour).
+fresh slots.  When a pool is spent no arena is granted and the search goes
+on without growing the tree (the memory cap's defined behaviour).
 """
 
 from __future__ import annotations
@@ -36,15 +48,33 @@ import threading
 import numpy as np
 from numba import njit
 
-# integer fields
+from engine.config import MIN_MEMORY
+
+# node fields: integers (T_FIRST, T_NCHILD: the node's block of edges)
 T_MOVE, T_PARENT, T_FIRST, T_NCHILD, T_STATE, T_VLOSS = range(6)
 N_INT = 6
-# float fields
-F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_POLICY, F_VALUE_N, F_VALUE_W = range(9)
-N_FLOAT = 9
+# node fields: statistics
+F_VISITS, F_WINS, F_VALUE_N, F_VALUE_W = range(4)
+N_FLOAT = 4
+# edge fields: integers, and statistics (EF_POLICY holds the network's
+# probability of the move once the edge's parent is NN_READY)
+EI_MOVE, EI_NODE = range(2)
+N_EINT = 2
+EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N, EF_PRIOR_W, EF_POLICY = range(5)
+N_EFLOAT = 5
+
+NODE_BYTES = 4 * (N_INT + N_FLOAT)
+EDGE_BYTES = 4 * (N_EINT + N_EFLOAT)
+EDGES_PER_NODE = 8      # a pool holds one node for this many edges (19x19: ~100 in practice)
+
+# arena slots
+A_EDGE, A_EDGE_END, A_NODE, A_NODE_END = range(4)
+# what a kernel ran out of (counters[C_NEED_ARENA] bits)
+NEED_EDGES, NEED_NODES = 1, 2
 
 UNEXPANDED, EXPANDING, EXPANDED, NN_PENDING, NN_READY = range(5)
 NO_NODE = -1
+NO_EDGE = -1
 ROOT = 0
 
 
@@ -52,7 +82,7 @@ ROOT = 0
 def init_node(ti, tf, i, move, parent):
     ti[T_MOVE, i] = move
     ti[T_PARENT, i] = parent
-    ti[T_FIRST, i] = NO_NODE
+    ti[T_FIRST, i] = NO_EDGE
     ti[T_NCHILD, i] = 0
     ti[T_STATE, i] = UNEXPANDED
     ti[T_VLOSS, i] = 0
@@ -61,14 +91,50 @@ def init_node(ti, tf, i, move, parent):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def child_block(ti, node):
-    """(first, n) of ``node``'s children, clamped to the pool, so that a
+def init_edge(ei, ef, k, move):
+    ei[EI_MOVE, k] = move
+    ei[EI_NODE, k] = NO_NODE
+    for f in range(ef.shape[0]):
+        ef[f, k] = 0.0
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def child_block(ti, ei, node):
+    """(first, n) of ``node``'s edges, clamped to the edge pool, so that a
     scan of them stays inside it whatever a corrupted node says."""
     first = ti[T_FIRST, node]
     n = ti[T_NCHILD, node]
-    if first <= 0 or n <= 0:
+    if first < 0 or n <= 0:
         return 0, 0
-    return first, min(n, ti.shape[1] - first)
+    return first, max(0, min(n, ei.shape[1] - first))
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def edge_child(ei, ti, k):
+    """The node behind edge ``k`` (NO_NODE where none, or a corrupted index)."""
+    c = ei[EI_NODE, k]
+    if c <= 0 or c >= ti.shape[1]:
+        return NO_NODE
+    return c
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def child_node(ti, tf, ei, k, parent, arena):
+    """The node behind edge ``k`` of ``parent``, made from the thread's node
+    arena on the first walk through it; NO_NODE when the arena is spent.
+    The node is complete before the edge points to it, and the edge is read
+    again after the write, so that of two threads racing to make it both
+    go on with the one that was published."""
+    c = edge_child(ei, ti, k)
+    if c != NO_NODE:
+        return c
+    if arena[A_NODE] >= arena[A_NODE_END]:
+        return NO_NODE
+    c = arena[A_NODE]
+    arena[A_NODE] += 1
+    init_node(ti, tf, c, ei[EI_MOVE, k], parent)
+    ei[EI_NODE, k] = c
+    return edge_child(ei, ti, k)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -94,47 +160,89 @@ def add_value(ti, tf, node, value):
 
 
 @njit(nogil=True, cache=True)
-def copy_subtree(si, sf, root, di, df):
-    """Copy the subtree under ``root`` of pool (si, sf) into pool (di, df)
-    with ``root`` at index 0, children blocks kept contiguous.  Returns the
-    number of nodes used (breadth-first, so a queue over di's own indices)."""
-    for f in range(si.shape[0]):
-        di[f, 0] = si[f, root]
-    for f in range(sf.shape[0]):
-        df[f, 0] = sf[f, root]
-    di[T_PARENT, 0] = NO_NODE
-    src_of = np.empty(di.shape[1], np.int32)   # one allocation per move, not per simulation
-    src_of[0] = root
-    used = 1
+def compact(ti, tf, ei, ef, root, used):
+    """Keep only the subtree under node ``root`` (of the ``used`` nodes),
+    in place: ``root`` becomes node 0, the other kept nodes and the kept
+    edge blocks slide down to the front of their pools in the order they
+    had, so that no node or edge is written over before it has been moved
+    (the k-th kept node comes from index k or above, and a block from its
+    own place or above).  Returns (nodes used, edges used).  Scratch: a few
+    integers per node, once per move."""
+    new_of = np.full(used, NO_NODE, np.int32)
+    order = np.empty(used, np.int32)
+    # the subtree, breadth first
+    order[0] = root
+    new_of[root] = 0
+    kept = 1
     head = 0
-    cap = di.shape[1]
-    while head < used:
-        s = src_of[head]
-        first, n = child_block(si, s)
-        if n > 0 and used + n <= cap:
-            di[T_FIRST, head] = used
-            for k in range(n):
-                for f in range(si.shape[0]):
-                    di[f, used + k] = si[f, first + k]
-                for f in range(sf.shape[0]):
-                    df[f, used + k] = sf[f, first + k]
-                di[T_PARENT, used + k] = head
-                src_of[used + k] = first + k
-            used += n
-        else:
-            di[T_FIRST, head] = NO_NODE
-            di[T_NCHILD, head] = 0
-            if di[T_STATE, head] != UNEXPANDED:
-                di[T_STATE, head] = UNEXPANDED
-        if di[T_STATE, head] == NN_PENDING:
-            di[T_STATE, head] = EXPANDED    # its request is dropped with the old indices
-        di[T_VLOSS, head] = 0
+    while head < kept:
+        node = order[head]
         head += 1
-    return used
+        first, n = child_block(ti, ei, node)
+        for k in range(first, first + n):
+            c = edge_child(ei, ti, k)
+            if c != NO_NODE and c < used and new_of[c] == NO_NODE and kept < used:
+                new_of[c] = 0           # marked; numbered below
+                order[kept] = c
+                kept += 1
+    # numbers: the root 0, the others in the order of their old indices
+    nxt = 1
+    for i in range(used):
+        if new_of[i] != NO_NODE and i != root:
+            new_of[i] = nxt
+            nxt += 1
+    # edge blocks in the order of their old places, each to the end of the last
+    starts = np.empty(kept, np.int64)
+    for j in range(kept):
+        first, n = child_block(ti, ei, order[j])
+        starts[j] = first if n > 0 else -1
+    by_place = np.argsort(starts)
+    new_first = np.full(kept, NO_EDGE, np.int64)
+    edges = 0
+    for j in by_place:
+        if starts[j] < 0:
+            continue
+        first, n = child_block(ti, ei, order[j])
+        for k in range(n):
+            for f in range(ei.shape[0]):
+                ei[f, edges + k] = ei[f, first + k]
+            for f in range(ef.shape[0]):
+                ef[f, edges + k] = ef[f, first + k]
+            c = edge_child(ei, ti, edges + k)
+            ei[EI_NODE, edges + k] = new_of[c] if c != NO_NODE and c < used else NO_NODE
+        new_first[j] = edges
+        edges += n
+    # nodes: the root first (over the old root, which is not kept), then the rest
+    first_of = np.empty(used, np.int64)     # new edge block by old node index
+    parent_of = np.empty(used, np.int32)
+    for j in range(kept):
+        i = order[j]
+        first_of[i] = new_first[j]
+        p = ti[T_PARENT, i]
+        parent_of[i] = new_of[p] if i != root and 0 <= p < used else NO_NODE
+    for i in range(-1, used):
+        src = root if i < 0 else i
+        if i == root or new_of[src] == NO_NODE:
+            continue
+        dst = new_of[src]
+        for f in range(ti.shape[0]):
+            ti[f, dst] = ti[f, src]
+        for f in range(tf.shape[0]):
+            tf[f, dst] = tf[f, src]
+        ti[T_PARENT, dst] = parent_of[src]
+        ti[T_FIRST, dst] = first_of[src]
+        if first_of[src] == NO_EDGE:
+            ti[T_NCHILD, dst] = 0
+            if ti[T_STATE, dst] != UNEXPANDED:
+                ti[T_STATE, dst] = UNEXPANDED   # a block it claimed but never published
+        if ti[T_STATE, dst] == NN_PENDING:
+            ti[T_STATE, dst] = EXPANDED     # its request is dropped with the old indices
+        ti[T_VLOSS, dst] = 0
+    return kept, edges
 
 
 @njit(nogil=True, cache=True)
-def settle(ti, tf, used):
+def settle(ti, tf, ei, used):
     """After the threads stopped: clear leftover virtual losses and restore
     visits(node) >= sum of its children's visits where racing lock-free
     increments lost an update.  Nodes are visited in reverse breadth-first
@@ -148,85 +256,124 @@ def settle(ti, tf, used):
     while head < end:
         node = order[head]
         head += 1
-        first, n = child_block(ti, node)
+        first, n = child_block(ti, ei, node)
         for k in range(first, first + n):
-            if end < used:
-                order[end] = k
+            c = edge_child(ei, ti, k)
+            if c != NO_NODE and end < used:
+                order[end] = c
                 end += 1
     for j in range(end - 1, -1, -1):
         node = order[j]
-        first, n = child_block(ti, node)
+        first, n = child_block(ti, ei, node)
         if n > 0:
             total = 0.0
             for k in range(first, first + n):
-                total += tf[F_VISITS, k]
+                c = edge_child(ei, ti, k)
+                if c != NO_NODE:
+                    total += tf[F_VISITS, c]
             if tf[F_VISITS, node] < total:
                 tf[F_VISITS, node] = total
 
 
-class Tree:
-    """The pool and its allocator.  Two pools are kept so that tree reuse
-    can copy the surviving subtree into the other one (compaction)."""
+def pool_sizes(max_memory: int) -> tuple[int, int]:
+    """(nodes, edges) that ``max_memory`` bytes of pools hold."""
+    edges = max_memory // (EDGE_BYTES + NODE_BYTES // EDGES_PER_NODE)
+    return edges // EDGES_PER_NODE, edges
 
-    def __init__(self, max_nodes: int, chunk: int = 4096):
-        if max_nodes < 1024:
-            raise ValueError("the tree needs at least 1024 nodes")
-        self.max_nodes = max_nodes
-        self.chunk = chunk
-        self._pools = [(np.zeros((N_INT, max_nodes), np.int32), np.zeros((N_FLOAT, max_nodes), np.float32))
-                       for _ in range(2)]
-        self._active = 0
+
+class Tree:
+    """The pools and their allocator: ``max_memory`` bytes of nodes and
+    edges.  Tree reuse compacts the kept subtree in place (:func:`compact`),
+    so the pools are all the memory the tree takes."""
+
+    def __init__(self, max_memory: int, edge_chunk: int = 4096, node_chunk: int = 512):
+        if max_memory < MIN_MEMORY:
+            raise ValueError(f"the tree needs at least {MIN_MEMORY >> 20} MiB, got {max_memory} bytes")
+        self.max_memory = max_memory
+        self.max_nodes, self.max_edges = pool_sizes(max_memory)
+        self.edge_chunk = min(edge_chunk, self.max_edges // 8)
+        self.node_chunk = min(node_chunk, self.max_nodes // 8)
+        self.arrays = (np.zeros((N_INT, self.max_nodes), np.int32),
+                       np.zeros((N_FLOAT, self.max_nodes), np.float32),
+                       np.zeros((N_EINT, self.max_edges), np.int32),
+                       np.zeros((N_EFLOAT, self.max_edges), np.float32))
+        self.ti, self.tf, self.ei, self.ef = self.arrays
         self._lock = threading.Lock()
-        self.used = 0
+        self.used = 0           # nodes handed out (arenas included)
+        self.edges_used = 0
         self.clear()
 
     @property
-    def ti(self) -> np.ndarray:
-        return self._pools[self._active][0]
-
-    @property
-    def tf(self) -> np.ndarray:
-        return self._pools[self._active][1]
+    def bytes_used(self) -> int:
+        """Bytes of the pools handed out (arenas included)."""
+        return self.used * NODE_BYTES + self.edges_used * EDGE_BYTES
 
     def clear(self) -> None:
         init_node(self.ti, self.tf, ROOT, -1, NO_NODE)
         self.used = 1
+        self.edges_used = 0
 
     @property
     def full(self) -> bool:
-        """No fresh block of nodes is left: the search goes on without
-        growing the tree (the memory cap's defined behaviour)."""
-        return self.used + self.chunk > self.max_nodes
+        """No fresh block of edges or nodes is left: the search goes on
+        without growing the tree (the memory cap's defined behaviour)."""
+        return (self.edges_used + self.edge_chunk > self.max_edges
+                or self.used + self.node_chunk > self.max_nodes)
 
-    def grant(self, arena: np.ndarray) -> bool:
-        """Give a thread a fresh block of nodes; False when the pool is full."""
+    def grant(self, arena: np.ndarray, need: int = NEED_EDGES | NEED_NODES) -> bool:
+        """Give a thread fresh edges and/or nodes (``need``'s bits); False
+        when a pool is spent (that part of the arena is then emptied)."""
         with self._lock:
-            if self.full:
-                arena[0] = arena[1] = 0
-                return False
-            arena[0] = self.used
-            arena[1] = self.used + self.chunk
-            self.used += self.chunk
-            return True
+            ok = True
+            if need & NEED_EDGES:
+                if self.edges_used + self.edge_chunk > self.max_edges:
+                    arena[A_EDGE] = arena[A_EDGE_END] = 0
+                    ok = False
+                else:
+                    arena[A_EDGE] = self.edges_used
+                    arena[A_EDGE_END] = self.edges_used + self.edge_chunk
+                    self.edges_used += self.edge_chunk
+            if need & NEED_NODES:
+                if self.used + self.node_chunk > self.max_nodes:
+                    arena[A_NODE] = arena[A_NODE_END] = 0
+                    ok = False
+                else:
+                    arena[A_NODE] = self.used
+                    arena[A_NODE_END] = self.used + self.node_chunk
+                    self.used += self.node_chunk
+            return ok
 
     def reroot(self, child: int) -> None:
-        """Make ``child`` the new root, keeping its subtree only."""
-        si, sf = self._pools[self._active]
-        di, df = self._pools[1 - self._active]
-        self.used = int(copy_subtree(si, sf, child, di, df))
-        self._active = 1 - self._active
+        """Make node ``child`` the new root, keeping its subtree only."""
+        used, edges = compact(*self.arrays, child, self.used)
+        self.used, self.edges_used = int(used), int(edges)
+
+    def edges(self, node: int = ROOT) -> range:
+        """The node's edges, read through child_block: an analysis snapshot
+        reads them while search threads expand nodes, and a read between an
+        expansion's two writes (first, then count) must give no edges rather
+        than a range starting at NO_EDGE."""
+        first, n = child_block(self.ti, self.ei, node)
+        return range(int(first), int(first + n)) if n > 0 else range(0)
+
+    def child(self, edge: int) -> int:
+        """The node behind ``edge``, or NO_NODE where no simulation went there."""
+        return int(edge_child(self.ei, self.ti, edge))
+
+    def children(self, node: int = ROOT) -> list[int]:
+        """The nodes of the node's edges that simulations walked into."""
+        return [c for c in (self.child(k) for k in self.edges(node)) if c != NO_NODE]
 
     def child_with_move(self, node: int, move: int) -> int:
-        ti = self.ti
-        for i in self.children(node):
-            if ti[T_MOVE, i] == move:
-                return i
+        ei = self.ei
+        for k in self.edges(node):
+            if ei[EI_MOVE, k] == move:
+                return self.child(k)
         return NO_NODE
 
-    def children(self, node: int = ROOT) -> range:
-        """The node's children, read through child_block: an analysis
-        snapshot reads them while search threads expand nodes, and a read
-        between an expansion's two writes (first, then count) must give no
-        children rather than a range starting at NO_NODE."""
-        first, n = child_block(self.ti, node)
-        return range(int(first), int(first + n)) if n > 0 else range(0)
+    def edge_visits(self, node: int = ROOT) -> np.ndarray:
+        """Visits of each of the node's edges (0 where no node is behind it)."""
+        r = self.edges(node)
+        kids = self.ei[EI_NODE, r.start:r.stop]
+        ok = (kids > 0) & (kids < self.ti.shape[1])
+        return np.where(ok, self.tf[F_VISITS, np.where(ok, kids, 0)], 0.0)

@@ -20,7 +20,7 @@ def test_helpers():
     assert soak.opening(19) == ["play B Q16", "play W D4", "play B Q4", "play W D16"]
     assert soak.opening(9) == ["play B G7", "play W C3", "play B G3", "play W C7"]
     assert soak.opening(3) == []
-    assert soak.tree_cap("x\ntree cap 20000 nodes, c_explore 0.2") == 20000
+    assert soak.tree_cap("x\ntree cap 1048576 bytes (0.00 GiB), c_explore 0.2") == 1 << 20
     assert soak.tree_cap("no cap here") is None
     status = soak.proc_status(os.getpid())
     assert status["VmRSS"] > 0 and status["VmHWM"] >= status["VmRSS"]
@@ -28,20 +28,21 @@ def test_helpers():
 
 
 def test_three_second_soak_of_the_engine(capsys):
-    code = soak.main(["--seconds", "3", "--size", "9", "--max-nodes", "10000",
+    code = soak.main(["--seconds", "3", "--size", "9", "--max-memory", "1M",
                       "--sample", "1", "--interval", "20", "--settle", "1"])
     out = capsys.readouterr().out
     assert code == 0, out
     lines = out.splitlines()
-    assert lines[0].startswith("engine: ") and lines[0].endswith("--quiet --max-nodes 10000")
+    assert lines[0].startswith("engine: ") and lines[0].endswith("--quiet --max-memory 1M")
     assert re.match(r"started delayed-go \(pid \d+\) in [\d.]+s$", lines[1])
     assert lines[2] == "board 9x9, opening: G7 C3 G3 C7"
     m = re.match(r"baseline RSS ([\d.]+) MiB; bound ([\d.]+) MiB = baseline \+ tree cap "
-                 rf"([\d.]+) MiB \(2 pools x 10000 nodes x {soak.NODE_BYTES} B, engine/tree.py's layout\) "
+                 r"([\d.]+) MiB \(pools of 3971 nodes x 40 B and 31775 edges x 28 B, "
+                 r"not found mapped\) "
                  r"\+ slack 64.0 MiB$", lines[3])
     assert m, lines[3]
     baseline, bound, tree = map(float, m.groups())
-    assert tree == round(2 * 10000 * soak.NODE_BYTES / 2**20, 1)
+    assert tree == round((3971 * 40 + 31775 * 28) / 2**20, 1) == 1.0
     assert abs(bound - (baseline + tree + 64)) < 0.2
     assert lines[4] == "running 'lz-analyze B 20' for 3s, a sample every 1s"
     assert lines[5].split() == ["t_s", "rss_mib", "d_base", "pool_mib", "visits", "visits/s",

@@ -9,16 +9,16 @@ from bench import tree_memory
 
 
 def test_rows_and_a_full_tree(capsys) -> None:
-    assert tree_memory.main(["--rollouts", "300", "--max-memory", "1M"]) == 0
+    assert tree_memory.main(["--rollouts", "2000", "--max-memory", "1M"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "19x19, 300 simulations, 1 thread(s), cap 1M (8,738 nodes), no network"
+    assert lines[0] == "19x19, 2,000 simulations, 1 thread(s), cap 1M, no network"
     rows = [line.split(" | ") for line in lines[3:]]
     assert [r[0] for r in rows] == ["| empty board", "| move 120"]
     for r in rows:
-        assert r[1] == "300" and r[4] == "yes"          # 8,738 nodes: full at once
-        nodes = int(r[3].replace(",", ""))
-        assert 8_000 < nodes <= 8_738
-        assert re.fullmatch(r"[\d,]+ B", r[6])
+        assert r[1] == "2,000" and r[5] == "yes"        # 31,775 edges: full in 500 or so
+        edges = int(r[4].replace(",", ""))
+        assert 27_000 < edges <= 31_775
+        assert re.fullmatch(r"[\d,]+ B", r[6]) and re.fullmatch(r"[\d,]+ B", r[7])
 
 
 def test_bad_arguments_exit_2(capsys) -> None:

@@ -21,7 +21,7 @@ from gtp import parse
 from gtp.commands import AnalysisRequest, MoveFilter
 from gtp.registry import Stream
 
-ARGS = ["--rollouts", "200", "--seed", "1", "--quiet", "--max-nodes", "20000"]
+ARGS = ["--rollouts", "200", "--seed", "1", "--quiet", "--max-memory", "4M"]
 SGF = Path(__file__).resolve().parents[1] / "data" / "sgf"
 
 
@@ -105,17 +105,17 @@ def test_analysis_reports_grow_from_one_kept_tree_and_stop_promptly() -> None:
 
 
 def test_analysis_respects_the_tree_memory_cap() -> None:
-    a = make("--max-nodes", "10000", "--threads", "2")
+    a = make("--max-memory", "1M", "--threads", "2")
     c = Collector(a, AnalysisRequest(interval=0.1))
     deadline = time.monotonic() + 30
     tree = a.player.search.tree
-    while tree.used + tree.chunk <= tree.max_nodes and time.monotonic() < deadline:
+    while not tree.full and time.monotonic() < deadline:
         time.sleep(0.05)
     full_at = c.reports[-1].sims if c.reports else 0
     n = len(c.reports)
     c.wait_reports(n + 3)
     c.stop()
-    assert tree.used <= tree.max_nodes
+    assert tree.full and tree.used <= tree.max_nodes and tree.edges_used <= tree.max_edges
     assert c.reports[-1].sims > full_at          # simulations go on without growing the tree
 
 
@@ -353,7 +353,7 @@ def test_describe_and_explain() -> None:
     a = make()
     text = a.describe()
     assert text.splitlines()[0].startswith("delayed-go 0.1.0")
-    assert "rollouts 200" in text and "tree cap 20000 nodes" in text and "seed 1" in text
+    assert "rollouts 200" in text and "tree cap 4194304 bytes (0.00 GiB)" in text and "seed 1" in text
     assert a.explain_last_move() == ""
     a.genmove("b")
     explained = a.explain_last_move()

@@ -38,7 +38,7 @@ DATA = ROOT / "tests" / "data"
 TRANSCRIPTS = DATA / "transcripts"
 SGF = DATA / "sgf"
 CASES = sorted(TRANSCRIPTS.glob("*.gtp"))
-ARGS = ["--rollouts", "100", "--seed", "1", "--quiet", "--max-nodes", "20000"]
+ARGS = ["--rollouts", "100", "--seed", "1", "--quiet", "--max-memory", "4M"]
 
 STANDARD_COMMANDS = {
     "protocol_version", "name", "version", "known_command", "list_commands", "quit",
@@ -147,7 +147,7 @@ def test_engine_as_subprocess_writes_only_gtp_on_stdout() -> None:
     case = TRANSCRIPTS / "admin.gtp"
     proc = subprocess.run(
         [sys.executable, "-m", "engine.gtp", "--rollouts", "50", "--seed", "1",
-         "--max-nodes", "20000"],
+         "--max-memory", "4M"],
         input=case.read_text(encoding="utf-8"), capture_output=True, text=True,
         cwd=ROOT, timeout=300)  # not tests/data: its gtp/ folder would shadow the gtp package
     assert proc.returncode == 0, proc.stderr
@@ -188,7 +188,7 @@ def test_command_line_options_set_the_initial_game() -> None:
 
 @pytest.mark.parametrize("argv", [["--size", "1"], ["--size", "26"], ["--rollouts", "0"],
                                   ["--threads", "0"], ["--resign", "1"], ["--time", "0"],
-                                  ["--max-nodes", "10"], ["--frobnicate"],
+                                  ["--max-memory", "10K"], ["--frobnicate"],
                                   ["--param", "c_explore"], ["--param", "no_such=1"],
                                   ["--param", "expand_visits=2.5"], ["--param", "fpu=high"]])
 def test_bad_command_line_exits(argv: list[str]) -> None:
@@ -419,7 +419,7 @@ def test_seeded_genmove_is_reproducible() -> None:
 
 
 def test_genmove_under_time_settings() -> None:
-    e = Engine(["--rollouts", "100000", "--seed", "1", "--quiet", "--max-nodes", "20000"])
+    e = Engine(["--rollouts", "100000", "--seed", "1", "--quiet", "--max-memory", "4M"])
     e.play_all("boardsize 9", "time_settings 60 0 0", "time_left b 2 0")
     t0 = time.perf_counter()
     assert_move_answer(e.ok("genmove b"), 9)
@@ -453,15 +453,15 @@ def test_final_score_gives_white_the_rules_handicap_compensation(rules, score) -
 
 
 def test_the_memory_cap_in_bytes(caplog, capsys) -> None:
-    """--max-memory sets the tree's cap (both pools); a full tree says so
-    in the genmove log line, and a bad size exits with a message."""
-    assert parse_args(["--max-memory", "512M"]).search.max_nodes == (512 << 20) // 120
-    assert parse_args([]).search.max_nodes == (2 << 30) // 120
-    for bad, why in (("lots", "not a size"), ("1M", "too small")):
+    """--max-memory sets the tree's cap (both sets of pools); a full tree
+    says so in the genmove log line, and a bad size exits with a message."""
+    assert parse_args(["--max-memory", "512M"]).search.max_memory == 512 << 20
+    assert parse_args([]).search.max_memory == 2 << 30
+    for bad, why in (("lots", "not a size"), ("1000K", "too small: at least 1M")):
         with pytest.raises(SystemExit):
             parse_args(["--max-memory", bad])
         assert why in capsys.readouterr().err
-    e = Engine(["--rollouts", "3000", "--seed", "1", "--max-nodes", "10000"])
+    e = Engine(["--rollouts", "3000", "--seed", "1", "--max-memory", "1M"])
     with caplog.at_level("INFO", logger="engine"):
         e.ok("genmove b")
     assert "(full: --max-memory raises the cap)" in caplog.text

@@ -55,7 +55,7 @@ def gnugo():
 @pytest.fixture(scope="module")
 def ours():
     argv = [sys.executable, "-m", "engine.gtp", "--rollouts", "100", "--seed", "1",
-            "--quiet", "--max-nodes", "20000"]
+            "--quiet", "--max-memory", "4M"]
     with GtpClient(argv, timeout=60, cwd=str(ROOT)) as client:
         client.send("protocol_version", timeout=300)   # start-up may compile kernels
         yield client

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.config import MIN_MEMORY
 from engine.features import N_PLANES
 from engine.priors import R_NFRESH, PriorQueue, Ring
 from engine.tree import Tree
@@ -84,7 +85,7 @@ def test_take_refuses_requests_of_a_board_size_changed_while_it_waited() -> None
     search moves to 13x13 and publishes a 13x13 request.  ``take`` must hand
     back nothing (the worker then makes 13x13 buffers), not fail copying
     13x13 planes into 9x9 ones (which stopped the worker for good)."""
-    queue = PriorQueue(Tree(1024))
+    queue = PriorQueue(Tree(MIN_MEMORY))
     ring = Ring(9)
     queue.rings = [ring]
     queue.new_generation(9)

@@ -25,7 +25,8 @@ from engine.board import BLACK, EMPTY, PASS, WHITE, Board
 from engine.config import SearchConfig
 from engine.patterns import load_gammas
 from engine.search import Search, position_key
-from engine.tree import F_VISITS, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT
+from engine.tree import EI_MOVE, F_VISITS, NO_NODE, ROOT, T_MOVE, T_NCHILD, T_PARENT
+from tree_checks import structure_problems
 
 SEEDS = range(1, 21)
 REQUIRED = 19          # of 20 seeds: 95 %
@@ -405,45 +406,17 @@ def test_clear_and_other_positions_reset_the_tree(gammas):
     assert float(search.tree.tf[F_VISITS, ROOT]) == r.sims
 
 
-def _structure_problems(tree) -> list[str]:
-    """Children blocks inside [0, used), parent pointers, no duplicate
-    moves, over the tree reachable from the root."""
-    ti = tree.ti
-    problems = []
-    stack = [ROOT]
-    while stack and len(problems) < 10:
-        node = stack.pop()
-        n, first = int(ti[T_NCHILD, node]), int(ti[T_FIRST, node])
-        if n == 0:
-            continue
-        if not (0 < first and first + n <= tree.used):
-            problems.append(f"node {node}: block {first}+{n} outside [0, {tree.used})")
-            continue
-        moves = ti[T_MOVE, first:first + n]
-        if len(set(moves.tolist())) != n:
-            problems.append(f"node {node}: a move twice among its children")
-        for k in range(first, first + n):
-            if ti[T_PARENT, k] != node:
-                problems.append(f"node {k}: parent {ti[T_PARENT, k]}, expected {node}")
-                break
-            stack.append(k)
-    return problems
-
-
 def test_reused_tree_stays_consistent_over_a_short_game(gammas):
     """Regression for the per-thread allocation arenas after tree reuse.
 
     One thread, 9x9: search 3,000 simulations, play the move and advance,
-    ten times.  After every run the reachable tree must be sound (children
-    blocks inside [0, used), parent pointers, no move twice) and the root's
-    children legal moves."""
+    ten times.  After every run the reachable tree must be sound
+    (tests/engine/tree_checks.py) and the root's moves legal."""
     board = Board(9)
     search = Search(SearchConfig(), gammas, threads=1, seed=1)
     for _ in range(10):
         result = search.run(board, 7.5, max_sims=3000)
-        assert _structure_problems(search.tree) == []
-        for i in search.tree.children(ROOT):
-            assert board.is_legal(int(search.tree.ti[T_MOVE, i]), board.to_move)
+        assert structure_problems(search.tree, board) == []
         _play_on(search, board, result.move)
 
 
@@ -462,21 +435,22 @@ CAPTURE_AT_D2_7x7 = """
 def _unfit_moves(search: Search, board: Board, depth: int = 4) -> list[str]:
     """Tree moves, down to ``depth``, that the position they would be played
     on does not allow."""
-    ti = search.tree.ti
+    tree = search.tree
     bad = []
     stack = [(ROOT, board.copy(), 0)]
     while stack:
         node, b, d = stack.pop()
         if d == depth:
             continue
-        for i in search.tree.children(node):
-            m = int(ti[T_MOVE, i])
+        for k in tree.edges(node):
+            m = int(tree.ei[EI_MOVE, k])
             if not b.is_legal(m, b.to_move):
                 bad.append(f"{name(b, m)} at depth {d}")
                 continue
-            after = b.copy()
-            after.play(m)
-            stack.append((i, after, d + 1))
+            if tree.child(k) != NO_NODE:
+                after = b.copy()
+                after.play(m)
+                stack.append((tree.child(k), after, d + 1))
     return bad
 
 
@@ -513,16 +487,16 @@ def test_a_tree_that_does_not_fit_the_board_costs_simulations_not_the_engine(gam
     search = Search(SearchConfig(), gammas, threads=1, seed=3)
     first = search.run(board, 7.5, max_sims=3000)
     child = search.tree.child_with_move(ROOT, first.move)
-    grandchildren = search.tree.children(child)
-    assert len(grandchildren) > 0
-    for i in grandchildren:                      # every reply onto the stone just played
-        search.tree.ti[T_MOVE, i] = first.move
+    replies = search.tree.edges(child)
+    assert len(replies) > 0
+    for k in replies:                            # every reply onto the stone just played
+        search.tree.ei[EI_MOVE, k] = first.move
     again = search.run(board, 7.5, max_sims=2000)
     assert again.sims > 100 and board.is_legal(again.move, board.to_move)
     assert search.root_key is None               # dropped after the search
     search.run(board, 7.5, max_sims=500)
-    for i in search.tree.children(ROOT):         # now at the root: an occupied point
-        search.tree.ti[T_MOVE, i] = vertex(board, "E5")
+    for k in search.tree.edges(ROOT):            # now at the root: an occupied point
+        search.tree.ei[EI_MOVE, k] = vertex(board, "E5")
         break
     third = search.run(board, 7.5, max_sims=500)
     assert third.sims > 100 and board.is_legal(third.move, board.to_move)

@@ -1,18 +1,8 @@
-"""Tests for the node pool (engine/tree.py) and the tree the search builds in
-it: structural invariants under several search threads, the memory cap, and
-the subtree copy behind tree reuse.
-
-Invariants checked over the whole tree reachable from the root:
-
-* structure: every children block lies inside [1, tree.used), blocks of
-  different nodes do not overlap, every child's parent pointer is the node
-  whose block holds it, no move appears twice among a node's children, the
-  root's children are legal moves;
-* statistics (after ``run`` returned, so no simulation is in flight): every
-  node's virtual loss is back to 0, and a node has at least as many visits
-  as its children together (a node is visited once before it is expanded,
-  and every visit of a child went through it).
-"""
+"""Tests for the pools of nodes and edges (engine/tree.py) and the tree the
+search builds in them: structural invariants under several search threads
+(tests/engine/tree_checks.py), the memory cap, the subtree copy behind tree
+reuse, and that the layout of edges and lazily made nodes searches exactly
+as the layout of one node per move did."""
 
 from __future__ import annotations
 
@@ -20,13 +10,15 @@ import numpy as np
 import pytest
 
 from engine.board import Board
-from engine.config import SearchConfig
+from engine.config import MIN_MEMORY, SearchConfig
 from engine.patterns import load_gammas
 from engine.search import Search
-from engine.tree import (EXPANDED, F_AMAF_N, F_AMAF_W, F_PRIOR_N, F_PRIOR_W, F_VISITS,
-                         F_WINS, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT,
-                         T_STATE, T_VLOSS, UNEXPANDED, Tree, copy_subtree, init_node)
-
+from engine.tree import (A_EDGE, A_EDGE_END, A_NODE, A_NODE_END, EDGE_BYTES, EF_AMAF_N,
+                         EI_MOVE, EI_NODE, EXPANDED, F_VISITS, N_EFLOAT, N_EINT, N_FLOAT, N_INT,
+                         NEED_EDGES, NEED_NODES, NO_EDGE, NO_NODE, NODE_BYTES, ROOT, T_FIRST,
+                         T_MOVE, T_NCHILD, T_PARENT, T_STATE, T_VLOSS, Tree, compact,
+                         init_edge, init_node, pool_sizes)
+from tree_checks import reachable, statistics_problems, structure_problems
 
 
 @pytest.fixture(scope="module")
@@ -35,70 +27,6 @@ def gammas():
 
 
 vertex = Board.at
-
-
-def reachable(tree: Tree) -> list[int]:
-    """Every node reachable from the root (breadth first)."""
-    ti = tree.ti
-    out, queue = [], [ROOT]
-    while queue:
-        node = queue.pop()
-        out.append(node)
-        n = int(ti[T_NCHILD, node])
-        if n > 0:
-            first = int(ti[T_FIRST, node])
-            if 0 < first and first + n <= ti.shape[1]:
-                queue.extend(range(first, first + n))
-    return out
-
-
-def structure_problems(tree: Tree, board: Board | None = None) -> list[str]:
-    ti = tree.ti
-    problems = []
-    blocks = []
-    for node in reachable(tree):
-        n, first = int(ti[T_NCHILD, node]), int(ti[T_FIRST, node])
-        if n == 0:
-            continue
-        if not (0 < first and first + n <= tree.used):
-            problems.append(f"node {node}: children block {first}..{first + n - 1} "
-                            f"outside [1, {tree.used})")
-            continue
-        if ti[T_STATE, node] == UNEXPANDED:
-            problems.append(f"node {node}: has children but is UNEXPANDED")
-        blocks.append((first, first + n))
-        moves = ti[T_MOVE, first:first + n].tolist()
-        if len(set(moves)) != n:
-            problems.append(f"node {node}: a move appears twice among its children")
-        bad = [k for k in range(first, first + n) if ti[T_PARENT, k] != node]
-        if bad:
-            problems.append(f"node {node}: children {bad[:3]} point to parents "
-                            f"{[int(ti[T_PARENT, k]) for k in bad[:3]]}")
-    blocks.sort()
-    for (a0, a1), (b0, b1) in zip(blocks, blocks[1:]):
-        if a1 > b0:
-            problems.append(f"children blocks {a0}..{a1 - 1} and {b0}..{b1 - 1} overlap")
-    if board is not None:
-        for i in tree.children(ROOT):
-            m = int(ti[T_MOVE, i])
-            if not board.is_legal(m, board.to_move):
-                problems.append(f"root child {i}: illegal move {m}")
-    return problems
-
-
-def statistics_problems(tree: Tree) -> list[str]:
-    ti, tf = tree.ti, tree.tf
-    problems = []
-    for node in reachable(tree):
-        if ti[T_VLOSS, node] != 0:
-            problems.append(f"node {node}: virtual loss {int(ti[T_VLOSS, node])} left")
-        n, first = int(ti[T_NCHILD, node]), int(ti[T_FIRST, node])
-        if n > 0 and 0 < first and first + n <= tree.used:
-            below = float(tf[F_VISITS, first:first + n].sum())
-            if below > float(tf[F_VISITS, node]):
-                problems.append(f"node {node}: {tf[F_VISITS, node]:.0f} visits < "
-                                f"{below:.0f} of its children")
-    return problems
 
 
 # --------------------------------------------------------------------------
@@ -116,10 +44,9 @@ def test_single_thread_tree_is_exact(gammas):
     assert structure_problems(tree, board) == []
     assert statistics_problems(tree) == []
     assert float(tree.tf[F_VISITS, ROOT]) == result.sims
-    kids = tree.children(ROOT)
     # every simulation went on to a child (the first expands the root and
     # goes on into one of its new children)
-    assert float(tree.tf[F_VISITS, kids.start:kids.stop].sum()) == result.sims
+    assert float(tree.edge_visits(ROOT).sum()) == result.sims
     assert int((tree.ti[T_VLOSS, :tree.used] != 0).sum()) == 0
 
 
@@ -195,38 +122,85 @@ def test_clear_then_a_bigger_search_keeps_the_tree_sound(gammas):
 
 
 # --------------------------------------------------------------------------
+# the layout searches as the old one did
+
+
+def test_edges_and_lazy_nodes_search_exactly_as_a_node_per_move():
+    """One thread, fixed seeds, no network: the root's visit counts (the
+    twelve most visited moves) and the chosen move of searches from the
+    empty 9x9 and 19x19 boards and two moves of tree reuse after each, as
+    the layout of one node per legal move (engine of 2026-11-26, 427368d)
+    gave them.  Selection reads the same numbers in the same float32
+    arithmetic, so nothing but the memory changed.  Both layouts ran with
+    arenas too large to run out, so that no expansion is cut short where
+    one layout's arena ends and the other's does not."""
+    gammas = load_gammas()
+    expected = {
+        (9, 0): (73, [302, 242, 178, 146, 124, 120, 103, 93, 72, 65, 63, 60]),
+        (9, 1): (39, [406, 259, 156]),
+        (9, 2): (60, [814, 229, 140]),
+        (19, 0): (165, [63, 53, 52]),
+        (19, 1): (101, [81, 68, 67]),
+        (19, 2): (256, [68, 58, 43]),
+    }
+    for size, sims in ((9, 3000), (19, 1500)):
+        search = Search(SearchConfig(), gammas, threads=1, seed=5)
+        search.tree = Tree(SearchConfig().max_memory, edge_chunk=1 << 22, node_chunk=1 << 21)
+        search.queue.tree = search.tree
+        board = Board(size)
+        for ply in range(3):
+            result = search.run(board, 7.5, max_sims=sims)
+            move, visits = expected[(size, ply)]
+            got = [c.visits for c in result.candidates[:len(visits)]]
+            assert (result.move, got) == (move, visits), (size, ply)
+            board.play(result.move, board.to_move)
+            search.advance(result.move, board)
+
+
+# --------------------------------------------------------------------------
 # memory cap
 
 
-def test_tree_needs_at_least_1024_nodes():
-    with pytest.raises(ValueError):
-        Tree(1000)
-    assert Tree(1024).max_nodes == 1024
+def test_the_tree_needs_a_mebibyte_and_splits_the_bytes_into_nodes_and_edges():
+    with pytest.raises(ValueError, match="at least 1 MiB"):
+        Tree(MIN_MEMORY - 1)
+    tree = Tree(MIN_MEMORY)
+    assert (tree.max_nodes, tree.max_edges) == pool_sizes(MIN_MEMORY) == (3_971, 31_775)
+    pools = tree.max_nodes * NODE_BYTES + tree.max_edges * EDGE_BYTES
+    assert MIN_MEMORY - (8 * EDGE_BYTES + NODE_BYTES) < pools <= MIN_MEMORY
+    assert sum(a.nbytes for a in tree.arrays) == pools
 
 
-def test_grant_refuses_once_the_pool_is_spent():
-    tree = Tree(10_000, chunk=4096)
-    arena = np.zeros(2, np.int64)
-    assert tree.grant(arena) and list(arena) == [1, 4097]
-    assert tree.grant(arena) and list(arena) == [4097, 8193]
-    assert not tree.grant(arena) and arena[0] == arena[1]
-    assert tree.used == 8193 <= tree.max_nodes
+def test_grant_hands_out_what_ran_out_and_refuses_once_a_pool_is_spent():
+    tree = Tree(MIN_MEMORY, edge_chunk=2048, node_chunk=256)    # 31,775 edges, 3,971 nodes
+    arena = np.zeros(4, np.int64)
+    assert tree.grant(arena)
+    assert list(arena) == [0, 2048, 1, 257]
+    assert tree.grant(arena, NEED_NODES) and list(arena) == [0, 2048, 257, 513]
+    assert tree.grant(arena, NEED_EDGES) and list(arena) == [2048, 4096, 257, 513]
+    for _ in range(13):
+        assert tree.grant(arena, NEED_EDGES)
+    assert tree.edges_used == 15 * 2048 and tree.full    # another chunk would not fit
+    assert not tree.grant(arena, NEED_EDGES)        # no sixteenth chunk of edges
+    assert arena[A_EDGE] == arena[A_EDGE_END] and arena[A_NODE] < arena[A_NODE_END]
+    assert tree.full and tree.edges_used <= tree.max_edges and tree.used <= tree.max_nodes
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_search_goes_on_after_the_pool_is_spent(gammas, threads):
-    """max_nodes=20,000 (chunk 4,096: four chunks fit) on 9x9: a 15,000
-    simulation search fills the pool in its first 3,000 or so simulations
-    and keeps simulating without expanding; no crash, used <= max_nodes,
-    a sound tree, and a second run on the same tree adds simulations."""
-    cfg = SearchConfig(max_nodes=20_000)
+    """The smallest cap (1 MiB: 31,775 edges, 3,971 nodes) on 9x9: a
+    15,000 simulation search fills it in its first few thousand simulations
+    and keeps simulating without growing the tree; no crash, the pools'
+    bounds kept, a sound tree, and a second run on the same tree adds
+    simulations."""
+    cfg = SearchConfig(max_memory=MIN_MEMORY)
     board = Board(9)
     search = Search(cfg, gammas, threads=threads, seed=3)
     first = search.run(board, 7.5, max_sims=15_000)
     tree = search.tree
-    assert first.sims > 5000           # the pool is spent after about 3,000
-    assert tree.used <= cfg.max_nodes
-    assert tree.used + tree.chunk > cfg.max_nodes        # the pool is spent
+    assert first.sims > 5000
+    assert tree.full
+    assert tree.used <= tree.max_nodes and tree.edges_used <= tree.max_edges
     assert structure_problems(tree, board) == []
     root_before = float(tree.tf[F_VISITS, ROOT])
     # more simulations than the root has visits, so that the early stop
@@ -234,137 +208,178 @@ def test_search_goes_on_after_the_pool_is_spent(gammas, threads):
     second = search.run(board, 7.5, max_sims=20_000)
     assert second.sims >= 1000
     assert float(tree.tf[F_VISITS, ROOT]) > root_before
-    assert tree.used <= cfg.max_nodes
+    assert tree.used <= tree.max_nodes and tree.edges_used <= tree.max_edges
     assert structure_problems(tree, board) == []
     assert board.is_legal(second.move, board.to_move)
 
 
+def test_memory_per_simulation_is_the_edges_and_the_visited_nodes(gammas):
+    """19x19 from the empty board, 3,000 simulations: the pools handed out
+    hold about 360 edges per expansion and a node per move walked into, so
+    the tree costs under 2,500 bytes a simulation (a node per legal move:
+    about 4,100), and far fewer nodes than edges are made."""
+    search = Search(SearchConfig(), gammas, threads=1, seed=2)
+    result = search.run(Board(19), 7.5, max_sims=3000)
+    assert result.tree_bytes == search.tree.bytes_used
+    assert result.tree_bytes / result.sims < 2500
+    assert len(reachable(search.tree)) < search.tree.edges_used / 20
+
+
 # --------------------------------------------------------------------------
-# copy_subtree and reroot
+# compact and reroot
 
 
 def _snapshot(tree: Tree, node: int) -> dict[tuple, tuple]:
-    """Statistics of every node under ``node`` keyed by its move path."""
-    ti, tf = tree.ti, tree.tf
+    """Statistics of every node under ``node`` and of its edges, keyed by
+    the move path."""
+    ti, tf, ei, ef = tree.arrays
     out = {}
     stack = [(node, ())]
     while stack:
         i, path = stack.pop()
-        n = int(ti[T_NCHILD, i])
-        out[path] = (int(ti[T_STATE, i]), n,
-                     *(float(tf[f, i]) for f in (F_VISITS, F_WINS, F_AMAF_N, F_AMAF_W,
-                                                 F_PRIOR_N, F_PRIOR_W)))
-        if n > 0:
-            first = int(ti[T_FIRST, i])
-            for k in range(first, first + n):
-                stack.append((k, path + (int(ti[T_MOVE, k]),)))
+        out[path] = (int(ti[T_STATE, i]), int(ti[T_NCHILD, i]), int(ti[T_MOVE, i]),
+                     *(float(tf[f, i]) for f in range(N_FLOAT)))
+        for k in tree.edges(i):
+            m = int(ei[EI_MOVE, k])
+            c = tree.child(k)
+            out[path + (m, "edge")] = (c != NO_NODE, *(float(ef[f, k]) for f in range(N_EFLOAT)))
+            if c != NO_NODE:
+                stack.append((c, path + (m,)))
     return out
 
 
 def test_reroot_keeps_the_subtree_statistics_exactly(gammas):
     """After a 9x9 search, reroot to the most visited child: the new tree
-    holds exactly that child's subtree (same nodes by move path, same state,
-    visits, wins, AMAF and prior counts), compacted to [0, used), with
-    sound parent pointers and no virtual loss."""
+    holds exactly that child's subtree (same nodes and edges by move path,
+    same state, visits, wins, AMAF and prior counts), compacted to
+    [0, used) and [0, edges_used), with sound links and no virtual loss."""
     board = Board(9)
     search = Search(SearchConfig(), gammas, threads=1, seed=5)
     search.run(board, 7.5, max_sims=4000)
     tree = search.tree
-    kids = tree.children(ROOT)
-    child = kids.start + int(np.argmax(tree.tf[F_VISITS, kids.start:kids.stop]))
+    edges = tree.edges(ROOT)
+    child = tree.child(edges.start + int(np.argmax(tree.edge_visits(ROOT))))
     before = _snapshot(tree, child)
     move = int(tree.ti[T_MOVE, child])
-    assert len(before) > 50
+    assert len(before) > 500
     tree.reroot(child)
     after = _snapshot(tree, ROOT)
     assert after == before
-    assert tree.used == len(after)
+    assert tree.used == sum(1 for key in after if key[-1:] != ("edge",))
+    assert tree.edges_used == sum(1 for key in after if key[-1:] == ("edge",))
     assert tree.ti[T_PARENT, ROOT] == NO_NODE
     assert tree.ti[T_MOVE, ROOT] == move
     assert structure_problems(tree) == []
     assert int((tree.ti[T_VLOSS, :tree.used] != 0).sum()) == 0
 
 
-def _tiny_tree() -> tuple[np.ndarray, np.ndarray]:
-    """Root 0 with children 1..3; child 2 has children 4..5; child 4 has
-    children 6..7.  Statistics are distinct numbers."""
-    ti = np.zeros((6, 16), np.int32)
-    tf = np.zeros((6, 16), np.float32)
+def _tiny_tree():
+    """Root 0 with edges 0..2 (moves 10, 11, 12; nodes 1, 2 behind the
+    first two); node 2 has edges 3..4 (moves 20, 21; node 3 behind 20);
+    node 3 has edges 5..6 (moves 30, 31; node 4 behind 31).  Statistics
+    are distinct numbers."""
+    ti = np.zeros((N_INT, 8), np.int32)
+    tf = np.zeros((N_FLOAT, 8), np.float32)
+    ei = np.zeros((N_EINT, 8), np.int32)
+    ef = np.zeros((N_EFLOAT, 8), np.float32)
     init_node(ti, tf, 0, -1, NO_NODE)
-    for i, (move, parent) in enumerate([(10, 0), (11, 0), (12, 0), (20, 2), (21, 2),
-                                        (30, 4), (31, 4)], start=1):
-        init_node(ti, tf, i, move, parent)
-    for node, first, n in ((0, 1, 3), (2, 4, 2), (4, 6, 2)):
+    for k, move in enumerate((10, 11, 12, 20, 21, 30, 31)):
+        init_edge(ei, ef, k, move)
+        for f in range(N_EFLOAT):
+            ef[f, k] = 100 * f + k + 0.25
+    for node, edge, parent in ((1, 0, 0), (2, 1, 0), (3, 3, 2), (4, 6, 3)):
+        init_node(ti, tf, node, int(ei[EI_MOVE, edge]), parent)
+        ei[EI_NODE, edge] = node
+    for node, first, n in ((0, 0, 3), (2, 3, 2), (3, 5, 2)):
         ti[T_FIRST, node], ti[T_NCHILD, node], ti[T_STATE, node] = first, n, EXPANDED
-    for i in range(8):
-        for f in range(6):
+    for i in range(5):
+        for f in range(N_FLOAT):
             tf[f, i] = 100 * f + i + 0.5
         ti[T_VLOSS, i] = i % 2
-    return ti, tf
+    return ti, tf, ei, ef
 
 
-def test_copy_subtree_kernel_keeps_statistics_and_compacts():
-    ti, tf = _tiny_tree()
-    di = np.full((6, 16), -7, np.int32)
-    df = np.full((6, 16), -7.0, np.float32)
-    used = copy_subtree(ti, tf, 2, di, df)
-    assert used == 5                          # 2, its children 4 5, 4's children 6 7
-    assert di[T_PARENT, 0] == NO_NODE and di[T_MOVE, 0] == 11
-    assert di[T_FIRST, 0] == 1 and di[T_NCHILD, 0] == 2
-    assert di[T_MOVE, 1:3].tolist() == [20, 21]
-    assert di[T_PARENT, 1:3].tolist() == [0, 0]
-    assert di[T_FIRST, 1] == 3 and di[T_NCHILD, 1] == 2
-    assert di[T_MOVE, 3:5].tolist() == [30, 31]
-    assert di[T_PARENT, 3:5].tolist() == [1, 1]
-    for new, old in ((0, 2), (1, 4), (2, 5), (3, 6), (4, 7)):
-        assert df[:, new].tolist() == tf[:, old].tolist()
-        assert di[T_VLOSS, new] == 0
-    for leaf in (2, 3, 4):
-        assert di[T_NCHILD, leaf] == 0 and di[T_FIRST, leaf] == NO_NODE
+def test_compact_keeps_the_subtree_in_place():
+    ti, tf, ei, ef = _tiny_tree()
+    before = tuple(a.copy() for a in (ti, tf, ei, ef))
+    used, edges = compact(ti, tf, ei, ef, 2, 5)
+    assert (used, edges) == (3, 4)            # nodes 2, 3, 4; edges 3 4, then 5 6
+    assert ti[T_PARENT, 0] == NO_NODE and ti[T_MOVE, 0] == 11
+    assert ti[T_FIRST, 0] == 0 and ti[T_NCHILD, 0] == 2
+    assert ei[EI_MOVE, 0:2].tolist() == [20, 21]
+    assert ei[EI_NODE, 0:2].tolist() == [1, NO_NODE]
+    assert ti[T_PARENT, 1] == 0 and ti[T_MOVE, 1] == 20
+    assert ti[T_FIRST, 1] == 2 and ti[T_NCHILD, 1] == 2
+    assert ei[EI_MOVE, 2:4].tolist() == [30, 31]
+    assert ei[EI_NODE, 2:4].tolist() == [NO_NODE, 2]
+    assert ti[T_PARENT, 2] == 1 and ti[T_MOVE, 2] == 31
+    assert ti[T_NCHILD, 2] == 0 and ti[T_FIRST, 2] == NO_EDGE
+    for new, old in ((0, 2), (1, 3), (2, 4)):
+        assert tf[:, new].tolist() == before[1][:, old].tolist()
+        assert ti[T_VLOSS, new] == 0
+    for new, old in ((0, 3), (1, 4), (2, 5), (3, 6)):
+        assert ef[:, new].tolist() == before[3][:, old].tolist()
 
 
-def test_copy_subtree_into_a_small_pool_cuts_whole_blocks():
-    """When a node's children block does not fit, the node becomes an
-    unexpanded leaf (its own statistics kept) rather than a half block."""
-    ti, tf = _tiny_tree()
-    di = np.zeros((6, 4), np.int32)
-    df = np.zeros((6, 4), np.float32)
-    used = copy_subtree(ti, tf, 0, di, df)
-    assert used == 4                          # root + its three children; 2's block does not fit
-    assert di[T_NCHILD, 0] == 3
-    for k in range(1, 4):
-        assert di[T_NCHILD, k] == 0 and di[T_FIRST, k] == NO_NODE
-        assert di[T_STATE, k] == UNEXPANDED
-        assert df[:, k].tolist() == tf[:, k].tolist()
+def test_compact_moves_a_root_made_after_its_descendants_to_the_front():
+    """With several threads a node's descendants can come from an arena
+    below its own index: the new root still becomes node 0 and nothing is
+    written over before it has been moved.  Root 0 -> edges 0, 1 (nodes 4,
+    2); node 4 -> edges 2, 3 (node 1 behind 2); node 1 -> edge 4 (node 3)."""
+    ti = np.zeros((N_INT, 6), np.int32)
+    tf = np.zeros((N_FLOAT, 6), np.float32)
+    ei = np.zeros((N_EINT, 6), np.int32)
+    ef = np.zeros((N_EFLOAT, 6), np.float32)
+    init_node(ti, tf, 0, -1, NO_NODE)
+    for k, move in enumerate((10, 11, 20, 21, 30)):
+        init_edge(ei, ef, k, move)
+        ef[EF_AMAF_N, k] = k + 0.5
+    for node, edge, parent in ((4, 0, 0), (2, 1, 0), (1, 2, 4), (3, 4, 1)):
+        init_node(ti, tf, node, int(ei[EI_MOVE, edge]), parent)
+        ei[EI_NODE, edge] = node
+        tf[F_VISITS, node] = 10 * node
+    for node, first, n in ((0, 0, 2), (4, 2, 2), (1, 4, 1)):
+        ti[T_FIRST, node], ti[T_NCHILD, node], ti[T_STATE, node] = first, n, EXPANDED
+    assert compact(ti, tf, ei, ef, 4, 5) == (3, 3)
+    assert [int(ti[T_MOVE, i]) for i in range(3)] == [10, 20, 30]
+    assert [int(ti[T_PARENT, i]) for i in range(3)] == [NO_NODE, 0, 1]
+    assert [float(tf[F_VISITS, i]) for i in range(3)] == [40.0, 10.0, 30.0]
+    assert [(int(ti[T_FIRST, i]), int(ti[T_NCHILD, i])) for i in range(3)] == [
+        (0, 2), (2, 1), (NO_EDGE, 0)]
+    assert ei[EI_MOVE, 0:3].tolist() == [20, 21, 30]
+    assert ei[EI_NODE, 0:3].tolist() == [1, NO_NODE, 2]
+    assert ef[EF_AMAF_N, 0:3].tolist() == [2.5, 3.5, 4.5]
 
 
-def test_children_read_mid_expansion_are_none(gammas):
+def test_edges_read_mid_expansion_are_none(gammas):
     """An analysis snapshot reads the tree while threads expand it; between
-    an expansion's writes of the first child and of the count a node can
-    read as (NO_NODE, k) or, corrupted, point past the pool.  Such a node
-    has no children for the Python readers (the principal variation once
+    an expansion's writes of the first edge and of the count a node can
+    read as (NO_EDGE, k) or, corrupted, point past the pool.  Such a node
+    has no edges for the Python readers (the principal variation once
     raised on it)."""
     search = Search(SearchConfig(), gammas, 1, 5)
     search.run(Board(9), 7.5, max_sims=200)
     tree = search.tree
     node = tree.children(ROOT)[0]
-    tree.ti[T_FIRST, node], tree.ti[T_NCHILD, node] = NO_NODE, 5
-    assert tree.children(node) == range(0)
+    tree.ti[T_FIRST, node], tree.ti[T_NCHILD, node] = NO_EDGE, 5
+    assert tree.edges(node) == range(0)
+    assert tree.children(node) == []
     assert tree.child_with_move(node, 3) == NO_NODE
     assert search.principal_variation(node) == [int(tree.ti[T_MOVE, node])]
-    tree.ti[T_FIRST, node] = tree.ti.shape[1] - 2
-    assert tree.children(node) == range(tree.ti.shape[1] - 2, tree.ti.shape[1])
+    tree.ti[T_FIRST, node] = tree.ei.shape[1] - 2
+    assert tree.edges(node) == range(tree.ei.shape[1] - 2, tree.ei.shape[1])
 
 
-def test_node_bytes_and_memory_sizes():
-    """The memory cap in bytes (--max-memory) counts engine/tree.py's node
-    layout twice (the reuse pool)."""
-    from engine.config import NODE_BYTES, SearchConfig, nodes_for_memory, parse_bytes
-    from engine.tree import N_FLOAT, N_INT
-    assert NODE_BYTES == 4 * N_INT + 4 * N_FLOAT
+def test_layout_bytes_and_memory_sizes():
+    """The memory cap in bytes (--max-memory) is engine/tree.py's pools of
+    nodes and edges."""
+    from engine.config import MAX_MEMORY, parse_bytes
+    assert NODE_BYTES == 4 * N_INT + 4 * N_FLOAT == 40
+    assert EDGE_BYTES == 4 * N_EINT + 4 * N_EFLOAT == 28
     assert [parse_bytes(t) for t in ("2G", "512m", "1.5G", "300000", "64MB", "1T")] == [
         2 << 30, 512 << 20, 3 << 29, 300000, 64 << 20, 1 << 40]
     for bad in ("", "G", "-1G", "0", "two", "nanG", "1X"):
         with pytest.raises(ValueError, match="not a size"):
             parse_bytes(bad)
-    assert nodes_for_memory(2 << 30) == SearchConfig().max_nodes == 17_895_697
+    assert SearchConfig().max_memory == MAX_MEMORY == 2 << 30
+    assert pool_sizes(MAX_MEMORY) == (8_134_407, 65_075_262)

@@ -22,8 +22,8 @@ from engine.features import LEGAL
 from engine.patterns import load_gammas
 from engine.player import Player
 from engine.search import Search
-from engine.tree import (F_POLICY, F_VISITS, NN_PENDING, NN_READY, ROOT, T_FIRST, T_MOVE,
-                         T_NCHILD, T_STATE)
+from engine.tree import (EF_POLICY, EF_PRIOR_N, EI_MOVE, F_VISITS, NN_PENDING, NN_READY, ROOT,
+                         T_FIRST, T_MOVE, T_NCHILD, T_STATE)
 from nets.worker import PriorWorker
 
 
@@ -138,10 +138,10 @@ def test_priors_arrive_asynchronously_and_are_normalised_over_legal_moves():
         time.sleep(0.2)
         ready = ready_nodes(tree)
         assert len(ready) > 20, "the worker wrote priors into few nodes"
-        ti, tf = tree.ti, tree.tf
+        ti, ef = tree.ti, tree.ef
         for node in ready:
             first, n = ti[T_FIRST, node], ti[T_NCHILD, node]
-            total = float(tf[F_POLICY, first:first + n].sum())
+            total = float(ef[EF_POLICY, first:first + n].sum())
             assert total == pytest.approx(1.0, abs=1e-4), (node, total)
         st = player.search.queue.stats
         assert st.evaluated >= len(ready) - 1 and st.batches >= 1
@@ -174,7 +174,6 @@ def test_a_pass_output_gives_the_pass_its_prior():
     network's prior experience on top of its heuristic prior; a network
     without one leaves the pass its heuristic prior alone."""
     from engine.board import PASS
-    from engine.tree import F_PRIOR_N
     board = Board(9)
     gammas = load_gammas()
     pass_child = {}
@@ -183,11 +182,11 @@ def test_a_pass_output_gives_the_pass_its_prior():
         s = Search(SearchConfig(), gammas, 1, 1)
         s.attach_network(net.evaluate, net.supports, fed=False)
         s.run(board, 7.5, max_sims=50)
-        ti, tf = s.tree.ti, s.tree.tf
-        first, n = ti[T_FIRST, ROOT], ti[T_NCHILD, ROOT]
-        (k,) = [k for k in range(first, first + n) if ti[T_MOVE, k] == PASS]
-        assert float(tf[F_POLICY, first:first + n].sum()) == pytest.approx(1.0, abs=1e-5)
-        pass_child[name] = (float(tf[F_POLICY, k]), float(tf[F_PRIOR_N, k]))
+        ei, ef = s.tree.ei, s.tree.ef
+        edges = s.tree.edges(ROOT)
+        (k,) = [k for k in edges if ei[EI_MOVE, k] == PASS]
+        assert float(ef[EF_POLICY, edges.start:edges.stop].sum()) == pytest.approx(1.0, abs=1e-5)
+        pass_child[name] = (float(ef[EF_POLICY, k]), float(ef[EF_PRIOR_N, k]))
     cnn = SearchConfig().prior_cnn
     assert pass_child["none"][0] == 0.0
     assert pass_child["low"][0] == pytest.approx(0.5 / 81.5, rel=1e-5)

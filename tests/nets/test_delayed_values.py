@@ -18,9 +18,10 @@ from engine.patterns import load_gammas
 from engine.player import Player
 from engine.priors import PriorQueue
 from engine.search import Search
-from engine.tree import (F_VALUE_N, F_VALUE_W, F_VISITS, NN_PENDING, NN_READY, NO_NODE, ROOT,
-                         T_FIRST, T_MOVE, T_NCHILD, T_PARENT, T_STATE, Tree, add_value,
-                         init_node)
+from engine.config import MIN_MEMORY
+from engine.tree import (EI_NODE, EXPANDED, F_VALUE_N, F_VALUE_W, F_VISITS, NN_PENDING,
+                         NN_READY, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT,
+                         T_STATE, Tree, add_value, init_edge, init_node)
 from nets.worker import PriorWorker
 from tests.nets.test_delayed_priors import FakeNet, start_worker, wait_for
 
@@ -55,15 +56,19 @@ class FakeValueNet(FakeNet):
 
 
 def chain_tree() -> Tree:
-    """root(0) -> 1, 2; 1 -> 3, 4; 3 -> 5: blocks as expand makes them."""
-    tree = Tree(2048)
-    ti = tree.ti
-    blocks = {ROOT: (1, 2), 1: (3, 2), 3: (5, 1)}
+    """root(0) -> 1, 2; 1 -> 3, 4; 3 -> 5: edge blocks as expand makes
+    them, a node behind every edge (edge k leads to node k + 1)."""
+    tree = Tree(MIN_MEMORY)
+    ti, tf, ei, ef = tree.arrays
+    blocks = {ROOT: (0, 2), 1: (2, 2), 3: (4, 1)}
     for parent, (first, n) in blocks.items():
         for k in range(first, first + n):
-            init_node(ti, tree.tf, k, 100 + k, parent)
+            init_edge(ei, ef, k, 100 + k)
+            init_node(ti, tf, k + 1, 100 + k, parent)
+            ei[EI_NODE, k] = k + 1
         ti[T_FIRST, parent], ti[T_NCHILD, parent] = first, n
-    tree.used = 6
+        ti[T_STATE, parent] = EXPANDED
+    tree.used, tree.edges_used = 6, 5
     return tree
 
 
