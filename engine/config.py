@@ -117,7 +117,7 @@ class SearchConfig:
     max_memory: int = MAX_MEMORY    # tree memory cap in bytes (--max-memory 2G); when
                                     # reached the search stops growing the tree and keeps
                                     # simulating.  A 19x19 expansion takes ~360 edges of
-                                    # 28 bytes; a node (40 bytes) is made on its first visit
+                                    # 24 bytes; a node (40 bytes) is made on its first visit
     # delayed priors from the policy network (engine/priors.py)
     prior_cnn: float = 40.0         # visits of experience the network's opinion of a move is worth
                                     # (value sqrt(p / p_best)), added to the heuristic priors

@@ -54,7 +54,7 @@ from numba import njit
 
 from engine.board import PASS, S_TO_MOVE
 from engine.features import HISTORY_USED, N_PLANES, compute_planes, make_scratch
-from engine.tree import (EF_POLICY, EF_PRIOR_N, EF_PRIOR_W, EI_MOVE, EXPANDED, NN_PENDING,
+from engine.tree import (EF_PRIOR_N, EF_PRIOR_W, EI_MOVE, EXPANDED, NN_PENDING,
                          NN_READY, T_STATE, add_value, child_block)
 
 RING = 64                 # request slots per search thread
@@ -100,7 +100,7 @@ def request(ti, node, b, s, zob, seq, depth, root_hist, hist, rank,
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _move_prob(probs, m, w, n):
+def move_prob(probs, m, w, n):
     """The network's probability of tree move ``m`` (a point of the padded
     board, or PASS), or -1 where it has none (a pass, to a network with no
     pass output: probs of n * n entries, not n * n + 1)."""
@@ -119,25 +119,21 @@ def write_policy(ti, ei, ef, node, probs, w, n, equiv):
     move, then publish NN_READY.  A child's value is sqrt(p / p_best) (the
     best move 1, a move the network gives a hundredth of the best 0.1),
     worth ``equiv`` visits, added to the heuristic prior; a pass, to a
-    network without a pass output, keeps its heuristic prior alone.  The
-    probabilities are renormalised over the children (the legal moves the
-    tree searches), and stored in EF_POLICY for displays."""
+    network without a pass output, keeps its heuristic prior alone (the
+    displays read the root's probabilities from the network: Search's
+    root_policy)."""
     if ti[T_STATE, node] != NN_PENDING:
         return False
     first, nc = child_block(ti, ei, node)
-    total = 0.0
     best = 0.0
     for k in range(first, first + nc):
-        p = _move_prob(probs, ei[EI_MOVE, k], w, n)
-        if p > 0.0:
-            total += p
-            if p > best:
-                best = p
-    if total > 0.0:
+        p = move_prob(probs, ei[EI_MOVE, k], w, n)
+        if p > best:
+            best = p
+    if best > 0.0:
         for k in range(first, first + nc):
-            p = _move_prob(probs, ei[EI_MOVE, k], w, n)
+            p = move_prob(probs, ei[EI_MOVE, k], w, n)
             if p >= 0.0:
-                ef[EF_POLICY, k] = p / total
                 ef[EF_PRIOR_N, k] += equiv
                 ef[EF_PRIOR_W, k] += equiv * np.sqrt(p / best)
     ti[T_STATE, node] = NN_READY
@@ -360,5 +356,5 @@ def root_planes(board, history, rank: int) -> np.ndarray:
     return planes(board, history, rank, dtype=np.uint8)[None]
 
 
-__all__ = ["RING", "NN_VISITS_MAX", "Ring", "PriorQueue", "PriorStats", "request",
+__all__ = ["RING", "NN_VISITS_MAX", "Ring", "PriorQueue", "PriorStats", "move_prob", "request",
            "write_policy", "root_planes"]

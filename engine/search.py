@@ -34,8 +34,8 @@ from engine.config import SearchConfig
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
-from engine.priors import PriorQueue, Ring, request, root_planes, write_policy
-from engine.tree import (A_EDGE, A_EDGE_END, A_NODE, A_NODE_END, EF_AMAF_N, EF_AMAF_W, EF_POLICY, EF_PRIOR_N,
+from engine.priors import PriorQueue, Ring, move_prob, request, root_planes, write_policy
+from engine.tree import (A_EDGE, A_EDGE_END, A_NODE, A_NODE_END, EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N,
                          EF_PRIOR_W, EI_MOVE, EXPANDED, EXPANDING, F_VALUE_N, F_VALUE_W,
                          F_VISITS, F_WINS, NEED_EDGES, NEED_NODES, NN_PENDING, NN_READY,
                          NO_EDGE, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS,
@@ -452,6 +452,7 @@ class Search:
         self.value_network = None       # evaluate(planes, colors, komi) -> (probs, values)
         self.ownership_net = None       # evaluate(planes, colors) -> P(own), or None
         self._own_cache: tuple | None = None
+        self._policy_cache: tuple | None = None     # (position key, root_policy's answer)
         self._root_history: tuple[int, ...] = ()
 
     def attach_network(self, evaluate, supports=lambda size: True, fed: bool = True,
@@ -468,6 +469,7 @@ class Search:
         self.value_network = value
         self.network_supports = supports
         self.network_fed = fed
+        self._policy_cache = None
         self.clear()
 
     def attach_ownership(self, evaluate, supports=lambda size: True) -> None:
@@ -677,6 +679,27 @@ class Search:
                          self.cfg.prior_cnn)
             if value is not None:
                 add_value(ti, tf, ROOT, value)
+        self._keep_root_policy(board, probs)
+
+    def root_policy(self, board: Board) -> dict[int, float]:
+        """The network's probability of each of the root's moves (``board``
+        is the root's position), renormalised over them as the priors were
+        written, for displays: the tree keeps the priors' experience, not
+        the probabilities.  One evaluation per position, kept; the root's
+        own evaluation fills it."""
+        cached = self._policy_cache
+        if cached is not None and cached[0] == position_key(board):
+            return cached[1]
+        return self._keep_root_policy(board, self._network_row(board, self._root_history))
+
+    def _keep_root_policy(self, board: Board, probs: np.ndarray) -> dict[int, float]:
+        n, w = board.size, int(board.s[S_W])
+        raw = {int(self.tree.ei[EI_MOVE, k]): float(move_prob(probs, self.tree.ei[EI_MOVE, k], w, n))
+               for k in self.tree.edges(ROOT)}
+        total = sum(p for p in raw.values() if p > 0)
+        out = {m: p / total if total > 0 and p > 0 else 0.0 for m, p in raw.items()}
+        self._policy_cache = (position_key(board), out)
+        return out
 
     def network_policy(self, board: Board, history=()) -> dict[int, float]:
         """The network's probability of every legal move of ``board``'s
@@ -804,7 +827,7 @@ class Search:
         ti, tf, ei, ef = self.tree.arrays
         sims = self.sims_done()
         cands = []
-        policy = ti[T_STATE, ROOT] == NN_READY
+        policy = self.root_policy(board) if ti[T_STATE, ROOT] == NN_READY else None
         for k in self.tree.edges(ROOT):
             m = int(ei[EI_MOVE, k])
             if ef[EF_PRIOR_N, k] >= 1e9:
@@ -812,8 +835,8 @@ class Search:
             child = self.tree.child(k)
             v = float(tf[F_VISITS, child]) if child != NO_NODE else 0.0
             pn = float(ef[EF_PRIOR_N, k])
-            if policy:
-                prior = float(ef[EF_POLICY, k])
+            if policy is not None:
+                prior = policy.get(m, 0.0)
             else:
                 prior = float(ef[EF_PRIOR_W, k]) / pn if pn > 0 else 0.5
             cands.append(Candidate(

@@ -3,10 +3,10 @@
 A node is a position the search has walked into.  Its moves are *edges*:
 one contiguous block (``first .. first+n-1``) allocated at once when the
 node is expanded, each edge holding what selection reads of a move that
-may never be tried (its move, its prior experience, its AMAF statistics,
-the network's probability) and the index of the child node, allocated only
-when a simulation first walks through the edge (``EI_NODE`` is NO_NODE until
-then).  An expansion of a 19x19 position costs about 360 edges of 28 bytes;
+may never be tried (its move, its prior experience, its AMAF statistics)
+and the index of the child node, allocated only when a simulation first
+walks through the edge (``EI_NODE`` is NO_NODE until then).  An expansion
+of a 19x19 position costs about 360 edges of 24 bytes;
 of those children only about one in a hundred is ever visited, and only
 those become nodes (40 bytes), as Leela Zero and KataGo store children.
 
@@ -56,12 +56,12 @@ N_INT = 6
 # node fields: statistics
 F_VISITS, F_WINS, F_VALUE_N, F_VALUE_W = range(4)
 N_FLOAT = 4
-# edge fields: integers, and statistics (EF_POLICY holds the network's
-# probability of the move once the edge's parent is NN_READY)
+# edge fields: integers, and statistics (the prior experience: heuristic,
+# plus the network's once the edge's parent is NN_READY)
 EI_MOVE, EI_NODE = range(2)
 N_EINT = 2
-EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N, EF_PRIOR_W, EF_POLICY = range(5)
-N_EFLOAT = 5
+EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N, EF_PRIOR_W = range(4)
+N_EFLOAT = 4
 
 NODE_BYTES = 4 * (N_INT + N_FLOAT)
 EDGE_BYTES = 4 * (N_EINT + N_EFLOAT)

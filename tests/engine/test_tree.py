@@ -165,30 +165,30 @@ def test_the_tree_needs_a_mebibyte_and_splits_the_bytes_into_nodes_and_edges():
     with pytest.raises(ValueError, match="at least 1 MiB"):
         Tree(MIN_MEMORY - 1)
     tree = Tree(MIN_MEMORY)
-    assert (tree.max_nodes, tree.max_edges) == pool_sizes(MIN_MEMORY) == (3_971, 31_775)
+    assert (tree.max_nodes, tree.max_edges) == pool_sizes(MIN_MEMORY) == (4_519, 36_157)
     pools = tree.max_nodes * NODE_BYTES + tree.max_edges * EDGE_BYTES
     assert MIN_MEMORY - (8 * EDGE_BYTES + NODE_BYTES) < pools <= MIN_MEMORY
     assert sum(a.nbytes for a in tree.arrays) == pools
 
 
 def test_grant_hands_out_what_ran_out_and_refuses_once_a_pool_is_spent():
-    tree = Tree(MIN_MEMORY, edge_chunk=2048, node_chunk=256)    # 31,775 edges, 3,971 nodes
+    tree = Tree(MIN_MEMORY, edge_chunk=2048, node_chunk=256)    # 36,157 edges, 4,519 nodes
     arena = np.zeros(4, np.int64)
     assert tree.grant(arena)
     assert list(arena) == [0, 2048, 1, 257]
     assert tree.grant(arena, NEED_NODES) and list(arena) == [0, 2048, 257, 513]
     assert tree.grant(arena, NEED_EDGES) and list(arena) == [2048, 4096, 257, 513]
-    for _ in range(13):
+    for _ in range(15):
         assert tree.grant(arena, NEED_EDGES)
-    assert tree.edges_used == 15 * 2048 and tree.full    # another chunk would not fit
-    assert not tree.grant(arena, NEED_EDGES)        # no sixteenth chunk of edges
+    assert tree.edges_used == 17 * 2048 and tree.full    # another chunk would not fit
+    assert not tree.grant(arena, NEED_EDGES)        # no eighteenth chunk of edges
     assert arena[A_EDGE] == arena[A_EDGE_END] and arena[A_NODE] < arena[A_NODE_END]
     assert tree.full and tree.edges_used <= tree.max_edges and tree.used <= tree.max_nodes
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_search_goes_on_after_the_pool_is_spent(gammas, threads):
-    """The smallest cap (1 MiB: 31,775 edges, 3,971 nodes) on 9x9: a
+    """The smallest cap (1 MiB: 36,157 edges, 4,519 nodes) on 9x9: a
     15,000 simulation search fills it in its first few thousand simulations
     and keeps simulating without growing the tree; no crash, the pools'
     bounds kept, a sound tree, and a second run on the same tree adds
@@ -375,11 +375,11 @@ def test_layout_bytes_and_memory_sizes():
     nodes and edges."""
     from engine.config import MAX_MEMORY, parse_bytes
     assert NODE_BYTES == 4 * N_INT + 4 * N_FLOAT == 40
-    assert EDGE_BYTES == 4 * N_EINT + 4 * N_EFLOAT == 28
+    assert EDGE_BYTES == 4 * N_EINT + 4 * N_EFLOAT == 24
     assert [parse_bytes(t) for t in ("2G", "512m", "1.5G", "300000", "64MB", "1T")] == [
         2 << 30, 512 << 20, 3 << 29, 300000, 64 << 20, 1 << 40]
     for bad in ("", "G", "-1G", "0", "two", "nanG", "1X"):
         with pytest.raises(ValueError, match="not a size"):
             parse_bytes(bad)
     assert SearchConfig().max_memory == MAX_MEMORY == 2 << 30
-    assert pool_sizes(MAX_MEMORY) == (8_134_407, 65_075_262)
+    assert pool_sizes(MAX_MEMORY) == (9_256_395, 74_051_160)
