@@ -32,7 +32,7 @@ the runtime's reference counting a call between them no longer pays an
 atomic incref/decref per array argument (19x19 search +22%).  A kernel
 that allocates fails to compile that way, which keeps the rule "no
 allocation on the hot path" checked; the few that allocate outside it
-(``area_score``, the tree's ``copy_subtree`` and ``settle``) keep the
+(``area_score``, the tree's ``compact`` and ``settle``) keep the
 runtime.
 """
 
