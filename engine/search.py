@@ -710,12 +710,10 @@ class Search:
         probs = self._network_row(board, history)
         n, w = board.size, int(board.s[S_W])
         out = {}
-        for p in board.points():
-            prob = float(probs[(p // w - 1) * n + p % w - 1])
+        for p in (*board.points(), PASS):
+            prob = float(move_prob(probs, p, w, n))
             if prob > 0:
                 out[p] = prob
-        if len(probs) > n * n and probs[n * n] > 0:
-            out[PASS] = float(probs[n * n])
         return out
 
     def stop(self) -> None:

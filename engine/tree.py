@@ -67,7 +67,7 @@ NODE_BYTES = 4 * (N_INT + N_FLOAT)
 EDGE_BYTES = 4 * (N_EINT + N_EFLOAT)
 EDGES_PER_NODE = 8      # a pool holds one node for this many edges (19x19: ~100 in practice)
 
-# arena slots
+# arena slots (each pool's start, then its end)
 A_EDGE, A_EDGE_END, A_NODE, A_NODE_END = range(4)
 # what a kernel ran out of (counters[C_NEED_ARENA] bits)
 NEED_EDGES, NEED_NODES = 1, 2
@@ -281,6 +281,17 @@ def pool_sizes(max_memory: int) -> tuple[int, int]:
     return edges // EDGES_PER_NODE, edges
 
 
+def _carve(arena: np.ndarray, slot: int, used: int, chunk: int, cap: int) -> tuple[int, bool]:
+    """Hand ``arena[slot:slot + 2]`` (start, end) the next ``chunk`` of a pool
+    of ``cap`` of which ``used`` are handed out: (used after, True), or an
+    empty range and (used, False) when the chunk does not fit."""
+    if used + chunk > cap:
+        arena[slot] = arena[slot + 1] = 0
+        return used, False
+    arena[slot], arena[slot + 1] = used, used + chunk
+    return used + chunk, True
+
+
 class Tree:
     """The pools and their allocator: ``max_memory`` bytes of nodes and
     edges.  Tree reuse compacts the kept subtree in place (:func:`compact`),
@@ -326,21 +337,12 @@ class Tree:
         with self._lock:
             ok = True
             if need & NEED_EDGES:
-                if self.edges_used + self.edge_chunk > self.max_edges:
-                    arena[A_EDGE] = arena[A_EDGE_END] = 0
-                    ok = False
-                else:
-                    arena[A_EDGE] = self.edges_used
-                    arena[A_EDGE_END] = self.edges_used + self.edge_chunk
-                    self.edges_used += self.edge_chunk
+                self.edges_used, got = _carve(arena, A_EDGE, self.edges_used, self.edge_chunk,
+                                              self.max_edges)
+                ok = ok and got
             if need & NEED_NODES:
-                if self.used + self.node_chunk > self.max_nodes:
-                    arena[A_NODE] = arena[A_NODE_END] = 0
-                    ok = False
-                else:
-                    arena[A_NODE] = self.used
-                    arena[A_NODE_END] = self.used + self.node_chunk
-                    self.used += self.node_chunk
+                self.used, got = _carve(arena, A_NODE, self.used, self.node_chunk, self.max_nodes)
+                ok = ok and got
             return ok
 
     def reroot(self, child: int) -> None:
