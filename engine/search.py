@@ -178,13 +178,21 @@ def select_child(ti, tf, ei, ef, node, params):
     when there is none).  The rollouts' estimate (own results and prior
     experience, blended with AMAF by RAVE's beta) becomes, where the value
     network has judged positions in the child's subtree,
-    (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix).  An edge
-    with no node behind it has no results, virtual loss or values yet."""
+    (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix).  A child
+    not yet valued, where the parent is, takes the parent's value mean in
+    the value's place: the network and the rollouts disagree by up to 0.25
+    in a position, and mixing only the valued children moved them, against
+    the others, by lambda times that.  An edge with no node behind it has
+    no results, virtual loss or values yet."""
     first, n = child_block(ti, ei, node)
     c_explore = params[P_C_EXPLORE]
     equiv = params[P_RAVE_EQUIV]
     vloss = params[P_VLOSS]
     lam = params[P_LAMBDA]
+    # the parent's value mean for the player to move there: what a child
+    # not yet valued is taken to be worth in the value's half of the mix
+    pvn = tf[F_VALUE_N, node]
+    pv = 1.0 - tf[F_VALUE_W, node] / pvn if pvn > 0 else 0.0
     ln_parent = math.log(tf[F_VISITS, node] + 1.0)
     best = NO_EDGE
     best_v = -1e30
@@ -210,8 +218,11 @@ def select_child(ti, tf, ei, ef, node, params):
             v = (1.0 - beta) * q + beta * ef[EF_AMAF_W, k] / an
         else:
             v = q
-        if vn > 0 and lam > 0:
-            v = (1.0 - lam) * v + lam * tf[F_VALUE_W, c] / tf[F_VALUE_N, c]
+        if lam > 0:
+            if vn > 0:
+                v = (1.0 - lam) * v + lam * tf[F_VALUE_W, c] / tf[F_VALUE_N, c]
+            elif pvn > 0:
+                v = (1.0 - lam) * v + lam * pv
         if c_explore > 0:
             v += c_explore * math.sqrt(ln_parent / (nn + 1.0))
         if v > best_v:

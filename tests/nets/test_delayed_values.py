@@ -17,11 +17,11 @@ from engine.config import EngineConfig, SearchConfig
 from engine.patterns import load_gammas
 from engine.player import Player
 from engine.priors import PriorQueue
-from engine.search import Search
+from engine.search import Search, params_vector, select_child
 from engine.config import MIN_MEMORY
-from engine.tree import (EI_NODE, EXPANDED, F_VALUE_N, F_VALUE_W, F_VISITS, NN_PENDING,
+from engine.tree import (EI_NODE, EXPANDED, F_VALUE_N, F_VALUE_W, F_VISITS, F_WINS, NN_PENDING,
                          NN_READY, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT,
-                         T_STATE, Tree, add_value, init_edge, init_node)
+                         T_STATE, Tree, add_value, edge_child, init_edge, init_node)
 from nets.worker import PriorWorker
 from tests.nets.test_delayed_priors import FakeNet, start_worker, wait_for
 
@@ -85,6 +85,26 @@ def test_a_value_goes_once_to_each_node_on_its_path_and_nowhere_else():
         assert tf[F_VALUE_N, node] == 0.0 and tf[F_VALUE_W, node] == 0.0
 
 
+def test_a_child_not_yet_valued_takes_its_parents_value_in_the_mix():
+    """The root's children: 1 with rollouts 0.60 and a value of 0.35, 2
+    with rollouts 0.55 and no value yet; the root's value mean is 0.30 for
+    the player to move there.  The network says nothing about 1 against 2
+    (its values sit where the root's does), so the rollouts' preference
+    stands: 2 stands in with the root's 0.30, not with its own rollouts'
+    0.55, which beat child 1's mix of 0.5375 (lambda 0.25) before
+    2026-11-26.  Without the root's value, 2 is judged by rollouts alone."""
+    tree = chain_tree()
+    ti, tf, ei, ef = tree.arrays
+    for node, visits, wins in ((ROOT, 200, 100), (1, 100, 60), (2, 100, 55)):
+        tf[F_VISITS, node], tf[F_WINS, node] = visits, wins
+    tf[F_VALUE_N, 1], tf[F_VALUE_W, 1] = 10, 3.5
+    params = params_vector(SearchConfig(value_weight=0.25, c_explore=0.0), 7.5)
+    tf[F_VALUE_N, ROOT], tf[F_VALUE_W, ROOT] = 10, 7.0        # its mover's 0.7: 0.3 to move
+    assert edge_child(ei, ti, select_child(ti, tf, ei, ef, ROOT, params)) == 1
+    tf[F_VALUE_N, ROOT], tf[F_VALUE_W, ROOT] = 0, 0.0
+    assert edge_child(ei, ti, select_child(ti, tf, ei, ef, ROOT, params)) == 2
+
+
 def test_the_queue_adds_a_reply_value_once():
     """A node is NN_PENDING once: a second reply for it (a duplicate) finds
     it NN_READY and adds nothing."""
@@ -145,7 +165,7 @@ def test_values_arrive_with_the_search_komi_and_fill_the_root():
     worker = PriorWorker(search.queue, net, batch=16)
     worker.start()
     try:
-        r = search.run(Board(9), 5.5, max_sims=3000)
+        search.run(Board(9), 5.5, max_sims=3000)
     finally:
         worker.stop()
     assert set(net.komis) == {5.5}
