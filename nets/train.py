@@ -738,12 +738,12 @@ def train(args: argparse.Namespace) -> dict:
                                     owners=owner_targets)
         val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes,
                                  values=values, owners=owner_targets) if is_main else None)
-        evaluate_fn, headline = evaluate, "top1"
+        headline = "top1"
         if config.get("masked"):
             def evaluate_fn(model, val, device, autocast):
                 return evaluate(model, val, device, autocast, masked=True)
-        loss_fn = masked_cross_entropy if config.get("masked") else \
-            (lambda logits, y, x: F.cross_entropy(logits, y))
+        else:
+            evaluate_fn = evaluate
         if values:
             if not cache.value_games()[train_games].any():
                 raise TrainError(f"{cache.path} holds no game results a value net can learn "
@@ -752,6 +752,11 @@ def train(args: argparse.Namespace) -> dict:
             def loss_fn(out, y, x, v, own=None):
                 return policy_value_loss(out, y, v, args.value_weight, own,
                                          args.ownership_weight)
+        elif config.get("masked"):
+            loss_fn = masked_cross_entropy
+        else:
+            def loss_fn(logits, y, x):
+                return F.cross_entropy(logits, y)
     loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers,
                                          pin_memory=cuda)
 
