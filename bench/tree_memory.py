@@ -1,7 +1,7 @@
 """The search tree's memory per simulation, 19x19.
 
     python -m bench.tree_memory [--rollouts 100000] [--threads 1]
-        [--max-memory 2G] [--json FILE]
+        [--max-memory 2G] [--param NAME=VALUE]... [--json FILE]
 
 Two positions, each searched once on a fresh tree to ``--rollouts``
 simulations (no early stop, no network), as the engine searches a move:
@@ -13,6 +13,8 @@ engine takes it), the pool bytes a simulation (nodes and edges handed out
 to the search threads, engine/tree.py's bytes each), and the growth of this process's resident memory over the search, per
 simulation.  Resident memory is read from
 ``/proc/self/status`` (Linux; elsewhere its column says ``-``).
+``--param`` sets a search constant as the engine's option does (for
+example ``expand_visits=8``); the middle-game position is the same.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 
 from bench.search import _TimedSearch
 from engine.board import Board
-from engine.config import SearchConfig, parse_bytes
+from engine.config import SearchConfig, parse_bytes, search_params
 from engine.patterns import load_gammas
 from engine.search import Search
 
@@ -57,8 +59,9 @@ def middle_game(gammas) -> Board:
     return board
 
 
-def measure(board: Board, rollouts: int, threads: int, max_memory: int, gammas) -> dict:
-    cfg = SearchConfig(max_memory=max_memory)
+def measure(board: Board, rollouts: int, threads: int, max_memory: int, gammas,
+            params: dict | None = None) -> dict:
+    cfg = SearchConfig(max_memory=max_memory, **(params or {}))
     search = _TimedSearch(cfg, gammas, threads, 1)
     search.run(Board(9), KOMI, max_sims=64)      # kernels compiled and warm before timing
     search.clear()
@@ -82,6 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rollouts", type=int, default=100_000)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--max-memory", default="2G", help="the tree's cap, as the engine takes it")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a search constant (SearchConfig), as the engine's --param")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     if args.rollouts < 1 or args.threads < 1:
@@ -93,16 +98,23 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"error: --max-memory: {e}", file=sys.stderr)
         return 2
+    try:
+        params = search_params(args.param)
+        SearchConfig(max_memory=max_memory, **params)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     gammas = load_gammas()
     positions = [("empty board", Board(SIZE)), (f"move {MIDDLE_MOVES}", middle_game(gammas))]
     print(f"19x19, {args.rollouts:,} simulations, {args.threads} thread(s), cap "
-          f"{args.max_memory}, no network")
+          f"{args.max_memory}, no network"
+          + "".join(f", {k} {v}" for k, v in params.items()))
     print("| position | simulations | seconds | tree nodes | tree edges | full "
           "| pool bytes a simulation | resident memory growth a simulation | resident after |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows = []
     for name, board in positions:
-        r = measure(board, args.rollouts, args.threads, max_memory, gammas)
+        r = measure(board, args.rollouts, args.threads, max_memory, gammas, params)
         rows.append({"position": name, **r})
         growth = "-" if r["rss_growth_per_sim"] is None else f"{r['rss_growth_per_sim']:,.0f} B"
         after = "-" if r["rss_after_mib"] is None else f"{r['rss_after_mib']:,.0f} MiB"
@@ -112,7 +124,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rollouts": args.rollouts, "threads": args.threads,
-                       "max_memory": max_memory, "rows": rows}, f, indent=2)
+                       "max_memory": max_memory, "params": params, "rows": rows}, f, indent=2)
     return 0
 
 

@@ -165,6 +165,27 @@ class SearchConfig:
         check_range("dyn_komi_moves", self.dyn_komi_moves, 1, 10_000)
 
 
+def search_params(items: list[str]) -> dict:
+    """``NAME=VALUE`` items (``--param``) as SearchConfig field values of
+    the field's own type; an unknown name or a bad value is a ValueError
+    naming the item."""
+    known = {f.name: f for f in fields(SearchConfig)}
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in known:
+            raise ValueError(f"--param {item!r}: expected NAME=VALUE with NAME one of "
+                             f"{', '.join(sorted(known))}")
+        kind = int if known[name].type in (int, "int") else float
+        try:
+            out[name] = kind(value)
+        except ValueError:
+            raise ValueError(f"--param {item!r}: {value!r} is not "
+                             f"{'an integer' if kind is int else 'a number'}") from None
+    return out
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     board_size: int = 19        # size after start-up and before any boardsize

@@ -18,7 +18,7 @@ import threading
 import time
 
 from engine.config import (MAX_GFX_INTERVAL, MAX_THREADS, MIN_MEMORY, RULES, EngineConfig,
-                           SearchConfig, check_range, parse_bytes)
+                           SearchConfig, check_range, parse_bytes, search_params)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,25 +39,6 @@ def _rank(text: str) -> int:
     if len(t) == 2 and t[0] in "123456789" and t[1] == "d":
         return int(t[0])
     raise argparse.ArgumentTypeError(f"rank must be 1d..9d, got {text!r}")
-
-
-def _search_overrides(ap: argparse.ArgumentParser, items: list[str]) -> dict:
-    """``--param NAME=VALUE`` items as SearchConfig field values (the
-    field's own type); unknown names and bad values end with a usage error."""
-    fields = {f.name: f for f in dataclasses.fields(SearchConfig)}
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or name not in fields:
-            ap.error(f"--param {item!r}: expected NAME=VALUE with NAME one of "
-                     f"{', '.join(sorted(fields))}")
-        kind = int if fields[name].type in (int, "int") else float
-        try:
-            out[name] = kind(value)
-        except ValueError:
-            ap.error(f"--param {item!r}: {value!r} is not {'an integer' if kind is int else 'a number'}")
-    return out
 
 
 def parse_args(argv: list[str] | None = None) -> EngineConfig:
@@ -144,7 +125,10 @@ def parse_options(argv: list[str] | None = None,
         ap.error("--policy-sample applies to --policy-only play")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s")
-    overrides = _search_overrides(ap, args.param)
+    try:
+        overrides = search_params(args.param)
+    except ValueError as e:
+        ap.error(str(e))
     try:    # the configs check their own ranges (engine/config.py)
         search = dataclasses.replace(SearchConfig(), max_memory=max_memory,
                                      nn_rank=args.rank, **overrides)

@@ -21,7 +21,23 @@ def test_rows_and_a_full_tree(capsys) -> None:
         assert re.fullmatch(r"[\d,]+ B", r[6]) and re.fullmatch(r"[\d,]+ B", r[7])
 
 
+def test_a_search_constant_fewer_edges(capsys) -> None:
+    """Expanding at the eighth visit instead of the second: fewer edges for
+    the same simulations, and the header says which constant was set."""
+    edges = {}
+    for n in (2, 8):
+        assert tree_memory.main(["--rollouts", "3000", "--param", f"expand_visits={n}"]) == 0
+        lines = capsys.readouterr().out.strip().splitlines()
+        assert lines[0] == (f"19x19, 3,000 simulations, 1 thread(s), cap 2G, no network, "
+                            f"expand_visits {n}")
+        edges[n] = int(lines[3].split(" | ")[4].replace(",", ""))
+    assert edges[8] < edges[2] / 2, edges
+
+
 def test_bad_arguments_exit_2(capsys) -> None:
     assert tree_memory.main(["--rollouts", "0"]) == 2
     assert tree_memory.main(["--max-memory", "lots"]) == 2
     assert "--max-memory: not a size" in capsys.readouterr().err
+    assert tree_memory.main(["--param", "expand_visits=lots"]) == 2
+    assert tree_memory.main(["--param", "no_such=1"]) == 2
+    assert "--param 'expand_visits=lots': 'lots' is not an integer" in capsys.readouterr().err
