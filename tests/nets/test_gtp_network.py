@@ -209,9 +209,11 @@ def test_policy_only_refuses_sizes_its_network_does_not_serve(engine, tmp_path):
     (exit 2, a message) and by boardsize (GTP's "unacceptable size"), and
     the engine stays at its size; with the search, other sizes are played
     with the heuristic priors."""
+    import torch
     from nets.checkpoint import save_checkpoint
     from nets.models import build_model
     path = tmp_path / "res9.pt"
+    torch.manual_seed(0)        # untrained weights whose best move is not the pass output
     save_checkpoint(path, build_model("res9"), metadata={})
     r = run_cli("--network", str(path), "--policy-only", "--size", "19")
     assert r.returncode == 2 and r.stdout == ""
