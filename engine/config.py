@@ -127,10 +127,11 @@ class SearchConfig:
                                     # search tried once or twice cost the network nothing
     nn_queue: int = 512             # queue bound (requests) before back-pressure starts
     nn_rank: int = 9                # rank planes fed to the network (1..9 dan)
-    value_weight: float = 0.5       # lambda: where a node has value statistics (a value
+    value_weight: float = 0.25      # lambda: where a node has value statistics (a value
                                     # network's), selection and the reported winrates use
                                     # (1 - lambda) * rollout mean + lambda * value mean
-                                    # (AlphaGo: 0.5); without a value network it does nothing
+                                    # (AlphaGo: 0.5; 0.25 chosen by matches, docs/value.md);
+                                    # without a value network it does nothing
     # dynamic komi (engine/player.py, Player.search_komi): the komi the search plays with,
     # never the one the game is counted with
     dyn_komi: int = 1               # 0 off; 1 linear, in handicap games only; 2 adaptive, in

@@ -82,7 +82,8 @@ def parse_options(argv: list[str] | None = None,
     ap.add_argument("--gfx-interval", type=float, default=0.0, metavar="SECONDS",
                     help="GoGui live graphics on stderr during genmove (default: off)")
     ap.add_argument("--network", default="default", metavar="PATH",
-                    help="policy network checkpoint; 'default' the shipped one, 'none' no network")
+                    help="network checkpoint (priors, and values where it has a value head); "
+                         "'default' the shipped one (res6v), 'none' no network")
     ap.add_argument("--ownership", default="default", metavar="PATH",
                     help="ownership network checkpoint blended with the playouts for scoring, "
                          "dead stones and the pass decision (nets/ownership.py); 'default' the "

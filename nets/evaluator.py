@@ -21,7 +21,7 @@ from nets.models import OwnershipView, legal_mask
 from nets.precision import autocast, resolve as resolve_precision
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6.pt"
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6v.pt"
 #: The ownership network they use by default (nets/ownership.py).
 DEFAULT_OWNERSHIP = Path(__file__).resolve().parent / "weights" / "res6own.pt"
 

@@ -127,7 +127,7 @@ def test_the_installed_command_plays_from_another_directory(install: Install,
     assert got[7:] == ["="]
     # the shipped weights, read from the installed package
     weights = install.site / "nets" / "weights"
-    assert f"network res6 ({weights / 'res6.pt'})" in first.stderr
+    assert f"network res6v ({weights / 'res6v.pt'})" in first.stderr
     assert f"ownership network res6own ({weights / 'res6own.pt'})" in first.stderr
     # a fresh install compiles, says so first, and caches in the user's folder
     assert COMPILING in first.stderr

@@ -38,9 +38,9 @@ def test_default_checkpoint_and_registry_model(capsys) -> None:
     rc = I.main(["--batches", "1", "--seconds", "0.2", "--threads", "1"])
     assert rc == 0
     (row,) = _rows(capsys.readouterr().out)
-    assert row["net"].startswith("res6 (") and row["net"].endswith("res6.pt)")
-    # batch norm folded into the convolutions: 505,682 trained parameters, 504,850 here
-    assert row["params"] == "504,850" and row["batch"] == "1" and row["threads"] == "1"
+    assert row["net"].startswith("res6v (") and row["net"].endswith("res6v.pt)")
+    # batch norm folded into the convolutions: 552,213 trained parameters, 551,349 here
+    assert row["params"] == "551,349" and row["batch"] == "1" and row["threads"] == "1"
     fp32, bf16 = (float(row[k].replace(",", "")) for k in ("fp32", "bf16"))
     assert fp32 > 0 and bf16 > 0
     assert abs(bf16 / fp32 - float(row["ratio"])) < 0.05 * bf16 / fp32 + 0.01   # rounded cells
@@ -50,7 +50,7 @@ def test_default_checkpoint_and_registry_model(capsys) -> None:
     assert rc == 0
     rows = _rows(capsys.readouterr().out)
     assert [(r["net"].split()[0], r["threads"], r["batch"]) for r in rows] == \
-        [(n, t, b) for n in ("small6", "res6") for t in "12" for b in "13"]
+        [(n, t, b) for n in ("small6", "res6v") for t in "12" for b in "13"]
     assert rows[0]["net"] == "small6 (untrained)"
 
 

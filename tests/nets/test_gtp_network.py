@@ -65,7 +65,7 @@ def test_policy_only_opens_in_a_corner_and_answers_legally(engine):
     e.ok("play b K10")
     third = e.ok("genmove w")
     assert third not in (first, second, "K10", "pass", "resign")
-    assert "policy network res6 alone" in e.ok("gomill-describe_engine")
+    assert "policy network res6v alone" in e.ok("gomill-describe_engine")
 
 
 def test_policy_only_plays_on_9x9_and_passes_back_when_the_count_wins(engine):
@@ -138,7 +138,7 @@ def test_search_with_delayed_priors_through_gtp(engine):
     assert move not in ("pass", "resign")
     r = e.player.last_result
     assert r.net is not None and r.net.requested > 0
-    assert "delayed priors from policy network res6" in e.ok("gomill-describe_engine")
+    assert "delayed priors from policy network res6v" in e.ok("gomill-describe_engine")
     # lz-analyze's prior field is the network's probability at the root
     cands = r.candidates
     assert 0.99 < sum(c.prior for c in cands) < 1.01
