@@ -10,9 +10,10 @@ against itself at 100 simulations a move, seed 1, the same on every run
 of this version).  For each, a row: simulations, tree nodes and edges at
 the end, whether the tree was full (the cap, ``--max-memory`` as the
 engine takes it), the pool bytes a simulation (nodes and edges handed out
-to the search threads, engine/tree.py's bytes each), and the growth of this process's resident memory over the search, per
-simulation.  Resident memory is read from
-``/proc/self/status`` (Linux; elsewhere its column says ``-``).
+to the search threads, engine/tree.py's bytes each), and the growth of
+this process's resident memory over the search, per simulation.  Resident
+memory is read from ``/proc/self/status`` (Linux; elsewhere its column
+says ``-``).
 ``--param`` sets a search constant as the engine's option does (for
 example ``expand_visits=8``); the middle-game position is the same.
 """

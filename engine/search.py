@@ -180,9 +180,9 @@ def select_child(ti, tf, ei, ef, node, params):
     network has judged positions in the child's subtree,
     (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix).  A child
     not yet valued, where the parent is, takes the parent's value mean in
-    the value's place: the network and the rollouts disagree by up to 0.25
-    in a position, and mixing only the valued children moved them, against
-    the others, by lambda times that.  An edge with no node behind it has
+    the value's place: the network and the rollouts disagree by up to 0.3
+    about a position (docs/value.md), and mixing only the valued children
+    moved them, against the others, by lambda times that.  An edge with no node behind it has
     no results, virtual loss or values yet."""
     first, n = child_block(ti, ei, node)
     c_explore = params[P_C_EXPLORE]

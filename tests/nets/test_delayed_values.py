@@ -13,12 +13,11 @@ import time
 import numpy as np
 
 from engine.board import Board
-from engine.config import EngineConfig, SearchConfig
+from engine.config import MIN_MEMORY, EngineConfig, SearchConfig
 from engine.patterns import load_gammas
 from engine.player import Player
 from engine.priors import PriorQueue
 from engine.search import Search, params_vector, select_child
-from engine.config import MIN_MEMORY
 from engine.tree import (EI_NODE, EXPANDED, F_VALUE_N, F_VALUE_W, F_VISITS, F_WINS, NN_PENDING,
                          NN_READY, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT,
                          T_STATE, Tree, add_value, edge_child, init_edge, init_node)
