@@ -2,7 +2,7 @@
 
     python -m bench.async [--seconds S] [--sizes 9,19] [--threads N]
                           [--network PATH] [--device auto|cpu|cuda] [--batch 128]
-                          [--net-threads 1] [--json FILE]
+                          [--net-threads 1] [--eager] [--json FILE]
 
 For each board size, the search runs from the empty board for ``--seconds``
 twice: without a network, then with the network's delayed priors (the
@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--net-threads", type=int, default=1,
                     help="CPU threads of the network on a CPU (default 1)")
+    ap.add_argument("--eager", action="store_true",
+                    help="on CUDA, run the network eagerly, not as CUDA graphs (to compare)")
     ap.add_argument("--json", default=None, help="also write the rows to FILE")
     args = ap.parse_args(argv)
     try:
@@ -117,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
 
     try:
-        evaluator = PolicyEvaluator(args.network or DEFAULT_WEIGHTS, args.device, args.net_threads)
+        evaluator = PolicyEvaluator(args.network or DEFAULT_WEIGHTS, args.device, args.net_threads,
+                                    cuda_graphs=not args.eager)
     except ValueError as e:
         print(f"bench.async: {e}", file=sys.stderr)
         return 2
@@ -127,8 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     gammas = load_gammas()
     # warm-up: kernels (numba cache) and the network's first calls
     measure(9, 0.3, 1, evaluator, args.batch, gammas)
+    for s in sizes:
+        evaluator.warm(s, args.batch)
+    graphs = ("" if evaluator.device.type != "cuda"
+              else ", eager" if evaluator._graphs is None or not evaluator._graphs.usable
+              else ", CUDA graphs")
     print(f"# {platform.node()}: {os.cpu_count()} cores, network {evaluator.name} on "
-          f"{evaluator.device}, batch {args.batch}, search threads {args.threads}, "
+          f"{evaluator.device}{graphs}, batch {args.batch}, search threads {args.threads}, "
           f"{args.seconds:g}s per run", flush=True)
     rows = [measure(s, args.seconds, args.threads, evaluator, args.batch, gammas) for s in sizes]
     print(format_table(rows))

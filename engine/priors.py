@@ -39,7 +39,10 @@ the kernels' parameter vector) doubles at each publication, up to
 it halves back towards the configured value.  Requests arriving while the
 queue holds twice the bound are dropped at once (the node goes back to
 EXPANDED, keeps its heuristic priors and may be asked for again) and
-counted.  So the search never waits for the network; the network spends its
+counted.  A node that two threads' kernels asked for at once (each saw
+it EXPANDED before the other marked it NN_PENDING) is requested once: the
+later request is merged (counted apart, not dropped).  So the search never
+waits for the network; the network spends its
 time on the nodes the search visits most.
 """
 
@@ -62,6 +65,8 @@ NN_VISITS_MAX = 1 << 12   # the back-pressure threshold never goes above this
 
 # ring state (int64 array per thread)
 R_NFRESH, R_CURSOR = range(2)
+
+_NO_VALUES = np.zeros(0, np.float32)    # write_replies' values for a network without a value head
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -140,6 +145,28 @@ def write_policy(ti, ei, ef, node, probs, w, n, equiv):
     return True
 
 
+@njit(nogil=True, cache=True, _nrt=False)
+def write_replies(ti, tf, ei, ef, nodes, probs, values, w, n, equiv, written):
+    """A batch of replies in one call: :func:`write_policy` for each row k
+    (node ``nodes[k]``, -1 for a stale reply; probabilities ``probs[k]``),
+    then, where ``values`` has a row k (a value network), add_value of
+    ``values[k]`` to the node and its ancestors.  ``written[k]`` says
+    whether reply k reached the tree; returns how many did.  One call per
+    batch: each call of a numba function from Python gives up the GIL and
+    takes it back, which costs a wait per call when many search threads
+    want it."""
+    count = 0
+    for k in range(nodes.shape[0]):
+        written[k] = 0
+        node = nodes[k]
+        if node >= 0 and write_policy(ti, ei, ef, node, probs[k], w, n, equiv):
+            written[k] = 1
+            count += 1
+            if k < values.shape[0]:
+                add_value(ti, tf, node, values[k])
+    return count
+
+
 class Ring:
     """One search thread's request slots, allocated once per board size."""
 
@@ -177,6 +204,7 @@ class PriorStats:
         self.valued = 0          # of those, with a value
         self.stale = 0           # replies dropped: the position had changed
         self.overflow = 0        # requests dropped at once: queue past twice its bound
+        self.merged = 0          # requests of a node already waiting (a race of two threads)
         self.batches = 0         # network calls of the worker
         self.positions = 0       # positions in those calls
         self.lags: list[float] = []   # seconds from publication to priors in the tree
@@ -204,6 +232,7 @@ class PriorQueue:
         self.generation = 0
         self.tree_lock = threading.Lock()
         self._items: collections.deque = collections.deque()
+        self._waiting: set[int] = set()   # nodes requested and not yet answered (this generation)
         self._cv = threading.Condition()
         self._closed = False
         self.size = 0
@@ -222,6 +251,7 @@ class PriorQueue:
             self.generation += 1
             self.stats.stale += len(self._items)
             self._items.clear()
+            self._waiting.clear()
             for ring in self.rings:
                 if size is not None:
                     ring.resize(size)
@@ -252,14 +282,21 @@ class PriorQueue:
         with self._cv:
             for slot in ring.rfresh[:k]:
                 slot = int(slot)
+                node = int(ring.rnode[slot])
+                if node in self._waiting:
+                    # two threads' kernels asked for the node at once (each
+                    # saw it EXPANDED): one request is enough
+                    ring.rbusy[slot] = 0
+                    self.stats.merged += 1
+                    continue
                 if len(self._items) >= 2 * self.limit:
-                    node = int(ring.rnode[slot])
                     ring.rbusy[slot] = 0
                     if self.tree.ti[T_STATE, node] == NN_PENDING:
                         self.tree.ti[T_STATE, node] = EXPANDED
                     self.stats.overflow += 1
                     continue
-                self._items.append((gen, ring, slot, int(ring.rnode[slot]), now))
+                self._items.append((gen, ring, slot, node, now))
+                self._waiting.add(node)
                 self.stats.requested += 1
             self._pressure(len(self._items))
             self._cv.notify()
@@ -329,22 +366,22 @@ class PriorQueue:
         the network has a value head)."""
         tree = self.tree
         done = time.perf_counter()
+        k = len(tickets)
+        written = np.zeros(k, np.uint8)
+        vals = _NO_VALUES if values is None else np.asarray(values[:k], np.float32)
         with self.tree_lock:
+            gen = self.generation
+            nodes = np.array([node if g == gen else -1 for g, node, _ in tickets], np.int64)
             ti, tf, ei, ef = tree.arrays
-            n = self.size
-            w = n + 2
-            for k, (gen, node, t) in enumerate(tickets):
-                if gen != self.generation:
-                    self.stats.stale += 1
-                    continue
-                if write_policy(ti, ei, ef, node, probs[k], w, n, self.equiv):
-                    self.stats.evaluated += 1
-                    self.stats.lags.append(done - t)
-                    if values is not None:
-                        add_value(ti, tf, node, float(values[k]))
-                        self.stats.valued += 1
-                else:
-                    self.stats.stale += 1
+            count = write_replies(ti, tf, ei, ef, nodes, np.asarray(probs[:k], np.float32),
+                                  vals, self.size + 2, self.size, self.equiv, written)
+        with self._cv:
+            self._waiting.difference_update(int(v) for v in nodes if v >= 0)
+        self.stats.evaluated += count
+        self.stats.stale += k - count
+        if values is not None:
+            self.stats.valued += count
+        self.stats.lags.extend(done - t for (_, _, t), ok in zip(tickets, written) if ok)
         self.stats.batches += 1
         self.stats.positions += len(tickets)
 
@@ -357,4 +394,4 @@ def root_planes(board, history, rank: int) -> np.ndarray:
 
 
 __all__ = ["RING", "NN_VISITS_MAX", "Ring", "PriorQueue", "PriorStats", "move_prob", "request",
-           "write_policy", "root_planes"]
+           "write_policy", "write_replies", "root_planes"]

@@ -9,16 +9,19 @@ worker (nets/worker.py), which only call :meth:`PolicyEvaluator.evaluate`.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from engine.features import N_PLANES
+from engine.features import LEGAL, N_PLANES
 from nets.checkpoint import load_model
 from nets.models import OwnershipView, legal_mask
 from nets.precision import autocast, resolve as resolve_precision
+
+log = logging.getLogger("engine")
 
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6v.pt"
@@ -58,7 +61,8 @@ class PolicyEvaluator:
     task = "policy"
 
     def __init__(self, path: str | Path = DEFAULT_WEIGHTS, device: str = "auto",
-                 threads: int | None = None, precision: str = "auto"):
+                 threads: int | None = None, precision: str = "auto",
+                 cuda_graphs: bool = True):
         self.path = str(path)
         self.device = pick_device(device)
         self.precision, self.precision_reason = resolve_precision(precision, self.device)
@@ -81,45 +85,91 @@ class PolicyEvaluator:
         self.name = str(self.metadata.get("model", cfg.get("name", "policy")))
         self._lock = threading.Lock()
         self._pinned: torch.Tensor | None = None
+        self._graphs = _Graphs(self) if cuda_graphs and self.device.type == "cuda" else None
 
     def supports(self, size: int) -> bool:
         return self.min_size <= size <= self.max_size
 
-    def _input(self, planes: np.ndarray) -> torch.Tensor:
+    def warm(self, size: int, batch: int) -> None:
+        """Capture now the CUDA graphs that batches of up to ``batch``
+        positions of a ``size`` board will replay (the heads the prior
+        worker asks for), so that no capture delays a search; nothing to do
+        without them."""
+        if self._graphs is None or not self._graphs.usable or not self.supports(size):
+            return
+        x = np.zeros((batch, N_PLANES, size, size), np.uint8)
+        x[:, LEGAL] = 1
+        colors = np.ones(batch, np.int32)
+        k = 1
+        while True:
+            if self.has_value:
+                self.evaluate_value(x[:k], colors[:k], 7.5)
+            else:
+                self.evaluate(x[:k], colors[:k])
+            if k >= batch:
+                break
+            k = min(2 * k, batch)
+
+    def _host(self, planes: np.ndarray) -> torch.Tensor:
+        """The planes in the pinned host buffer (CUDA), ready for a
+        non-blocking copy to the device."""
         x = torch.from_numpy(np.ascontiguousarray(planes))
-        if self.device.type != "cuda":
-            return x.float()
         if self._pinned is None or self._pinned.shape[0] < x.shape[0] \
                 or self._pinned.shape[1:] != x.shape[1:] or self._pinned.dtype != x.dtype:
             self._pinned = torch.empty(x.shape, dtype=x.dtype).pin_memory()
         buf = self._pinned[:x.shape[0]]
         buf.copy_(x)
-        return buf.to(self.device, non_blocking=True).float()
+        return buf
 
-    def _forward(self, planes: np.ndarray, colors: np.ndarray, komi: float | None = None):
-        """(input x, the model's output) for planes (batch, N_PLANES, n, n)
-        and engine colours (1 black, 2 white); with ``komi`` a value net's
-        three heads.  Called under the lock and in inference mode."""
-        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
-            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
-        b = planes.shape[0]
-        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1).to(self.device)
-        x = self._input(planes)
-        with autocast(self.device, self.precision):
-            out = self.model(x, col) if komi is None else self.model(x, col, float(komi))
-        return x, out
+    def _input(self, planes: np.ndarray) -> torch.Tensor:
+        if self.device.type != "cuda":
+            return torch.from_numpy(np.ascontiguousarray(planes)).float()
+        return self._host(planes).to(self.device, non_blocking=True).float()
 
     @staticmethod
-    def _probabilities(x: torch.Tensor, logits: torch.Tensor) -> np.ndarray:
+    def _check(planes: np.ndarray) -> None:
+        if planes.ndim != 4 or planes.shape[1] != N_PLANES or planes.shape[2] != planes.shape[3]:
+            raise ValueError(f"expected planes (batch, {N_PLANES}, n, n), got {planes.shape}")
+
+    def _tensors(self, planes: np.ndarray, colors: np.ndarray):
+        """(input x as float, colour indices) on the device for planes
+        (batch, N_PLANES, n, n) and engine colours (1 black, 2 white)."""
+        self._check(planes)
+        b = planes.shape[0]
+        col = torch.as_tensor(np.asarray(colors, np.int64).reshape(b) - 1).to(self.device)
+        return self._input(planes), col
+
+    @staticmethod
+    def _softmax(x: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         """Softmax over the legal moves (0 elsewhere, and everywhere in a
-        row with no legal move)."""
+        row with no legal move), on the network's device."""
         logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
-        return torch.nan_to_num(torch.softmax(logits, dim=-1), nan=0.0).cpu().numpy()
+        return torch.nan_to_num(torch.softmax(logits, dim=-1), nan=0.0)
+
+    def _heads(self, x: torch.Tensor, col: torch.Tensor, komi) -> tuple[torch.Tensor, ...]:
+        """(probabilities,) or, with ``komi``, (probabilities, values): the
+        tensors ``evaluate`` and ``evaluate_value`` return, for input x
+        (float) and colour indices col (0 black, 1 white)."""
+        with autocast(self.device, self.precision, cache=self._graphs is None):
+            if komi is None:
+                return (self._softmax(x, self.model(x, col)),)
+            logits, value, _ = self.model(x, col, komi)
+        return self._softmax(x, logits), torch.sigmoid(value.float())
+
+    def _run(self, planes: np.ndarray, colors: np.ndarray, komi=None) -> list[np.ndarray]:
+        """The heads' numpy arrays for a batch (under the lock)."""
+        if self._graphs is not None and self._graphs.usable:
+            out = self._graphs.run(planes, colors, komi)
+            if out is not None:
+                return out
+        x, col = self._tensors(planes, colors)
+        k = None if komi is None else float(komi)
+        return [t.cpu().numpy() for t in self._heads(x, col, k)]
 
     def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
+        self._check(planes)
         with self._lock, torch.inference_mode():
-            x, logits = self._forward(planes, colors)
-            return self._probabilities(x, logits)
+            return self._run(planes, colors)[0]
 
     def evaluate_value(self, planes: np.ndarray, colors: np.ndarray,
                        komi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -128,9 +178,10 @@ class PolicyEvaluator:
         the player to move wins with ``komi`` (points given to white)."""
         if not self.has_value:
             raise ValueError(f"{self.path} has no value head")
+        self._check(planes)
         with self._lock, torch.inference_mode():
-            x, (logits, value, _) = self._forward(planes, colors, komi)
-            return self._probabilities(x, logits), torch.sigmoid(value.float()).cpu().numpy()
+            probs, values = self._run(planes, colors, komi)
+            return probs, values
 
 
 class OwnershipEvaluator(PolicyEvaluator):
@@ -142,8 +193,69 @@ class OwnershipEvaluator(PolicyEvaluator):
 
     def evaluate(self, planes: np.ndarray, colors: np.ndarray) -> np.ndarray:
         with self._lock, torch.inference_mode():
-            _, logits = self._forward(planes, colors)
+            x, col = self._tensors(planes, colors)
+            with autocast(self.device, self.precision):
+                logits = self.model(x, col)
             return torch.sigmoid(logits.float()).cpu().numpy()
+
+
+class _Graphs:
+    """The CUDA graphs of a :class:`PolicyEvaluator` (see its docstring),
+    captured on first use.  Each holds static device tensors for its input
+    (uint8 planes, colour indices, komi) and its outputs; a call copies the
+    batch in (through the evaluator's pinned buffer), replays the graph and
+    copies the first rows out.  The graphs share one memory pool: they run
+    one at a time, under the evaluator's lock."""
+
+    def __init__(self, evaluator: PolicyEvaluator):
+        self.ev = evaluator
+        self.usable = True
+        self._graphs: dict = {}
+        self._pool = None
+
+    def run(self, planes: np.ndarray, colors: np.ndarray, komi) -> list[np.ndarray] | None:
+        k, n = planes.shape[0], planes.shape[-1]
+        key = (1 << max(0, (k - 1).bit_length()), n, komi is not None)
+        entry = self._graphs.get(key)
+        if entry is None:
+            try:
+                entry = self._graphs[key] = self._capture(*key)
+            except Exception as e:      # e.g. an op that cannot be captured
+                self.usable = False
+                log.warning("CUDA graphs off, the network runs eagerly: capture failed: %s", e)
+                return None
+        graph, xs, cs, ks, outs = entry
+        xs[:k].copy_(self.ev._host(planes), non_blocking=True)
+        cs[:k].copy_(torch.from_numpy(np.asarray(colors, np.int64).reshape(k) - 1))
+        if komi is not None:
+            ks.fill_(float(komi))
+        graph.replay()
+        return [o[:k].cpu().numpy() for o in outs]
+
+    def _capture(self, bucket: int, n: int, value: bool):
+        ev, dev = self.ev, self.ev.device
+        xs = torch.zeros((bucket, N_PLANES, n, n), dtype=torch.uint8, device=dev)
+        xs[:, LEGAL] = 1                 # warm-up rows with legal moves
+        cs = torch.zeros(bucket, dtype=torch.long, device=dev)
+        ks = torch.zeros(bucket, dtype=torch.float32, device=dev)
+
+        def forward():
+            return ev._heads(xs.float(), cs, ks if value else None)
+
+        side = torch.cuda.Stream(dev)
+        side.wait_stream(torch.cuda.current_stream(dev))
+        with torch.cuda.stream(side):
+            for _ in range(2):          # lazy initialisation happens outside the graph
+                forward()
+        torch.cuda.current_stream(dev).wait_stream(side)
+        if self._pool is None:
+            self._pool = torch.cuda.graph_pool_handle()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self._pool):
+            outs = forward()
+        log.debug("CUDA graph captured: batch %d, %dx%d, %s", bucket, n, n,
+                  "policy and value" if value else "policy")
+        return graph, xs, cs, ks, outs
 
 
 __all__ = ["DEFAULT_WEIGHTS", "DEFAULT_OWNERSHIP", "PolicyEvaluator", "OwnershipEvaluator",

@@ -58,10 +58,12 @@ def resolve(spec: str, device: torch.device, flags: set[str] | None = None) -> t
     return "fp32", "the CPU has no bf16 instructions (" + ", ".join(BF16_FLAGS) + ")"
 
 
-def autocast(device: torch.device, precision: str):
-    """A context manager running the network in ``precision`` on ``device``."""
+def autocast(device: torch.device, precision: str, cache: bool = True):
+    """A context manager running the network in ``precision`` on ``device``
+    (``cache=False`` for a CUDA graph capture: autocast's cache of cast
+    weights must not outlive it)."""
     if precision == "bf16":
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16, cache_enabled=cache)
     return contextlib.nullcontext()
 
 

@@ -45,10 +45,9 @@ class PriorWorker(threading.Thread):
         self.error: BaseException | None = None
 
     def _buffers(self, size: int) -> None:
-        if size != self._size:
-            self._size = size
-            self._planes = np.zeros((self.batch, N_PLANES, size, size), np.uint8)
-            self._colors = np.zeros(self.batch, np.int32)
+        self._size = size
+        self._planes = np.zeros((self.batch, N_PLANES, size, size), np.uint8)
+        self._colors = np.zeros(self.batch, np.int32)
 
     def run(self) -> None:
         q = self.queue
@@ -58,7 +57,11 @@ class PriorWorker(threading.Thread):
                 if size < 1 or not self.evaluator.supports(size):
                     self._stop_event.wait(0.05)
                     continue
-                self._buffers(size)
+                if size != self._size:
+                    self._buffers(size)
+                    warm = getattr(self.evaluator, "warm", None)   # CUDA graphs (evaluator)
+                    if warm is not None:
+                        warm(size, self.batch)
                 tickets = q.take(self._planes, self._colors, self.max_wait)
                 if not tickets:
                     continue

@@ -16,7 +16,8 @@ from engine.board import Board
 from engine.config import MIN_MEMORY, EngineConfig, SearchConfig
 from engine.patterns import load_gammas
 from engine.player import Player
-from engine.priors import PriorQueue
+from engine.features import N_PLANES
+from engine.priors import R_NFRESH, PriorQueue, Ring
 from engine.search import Search, params_vector, select_child
 from engine.tree import (EI_NODE, EXPANDED, F_VALUE_N, F_VALUE_W, F_VISITS, F_WINS, NN_PENDING,
                          NN_READY, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT,
@@ -120,6 +121,32 @@ def test_the_queue_adds_a_reply_value_once():
     assert queue.stats.valued == 1 and queue.stats.stale == 1
     assert [float(tf[F_VALUE_N, i]) for i in range(6)] == [1, 1, 0, 1, 0, 0]
     assert abs(tf[F_VALUE_W, 3] - 0.7) < 1e-6 and abs(tf[F_VALUE_W, 1] - 0.3) < 1e-6
+
+
+def test_two_threads_asking_for_one_node_make_one_request():
+    """Two search threads' kernels can both see a node EXPANDED and both
+    ask for it (no atomic claim): the queue keeps the first request and
+    merges the second, so the network evaluates the node once and no reply
+    is dropped as stale (before 2026-11-26 the second reply was: 445 of
+    9,135 requests with 16 threads on an H100)."""
+    tree = chain_tree()
+    ti, tf = tree.ti, tree.tf
+    queue = PriorQueue(tree)
+    queue.size = 19
+    rings = [Ring(19), Ring(19)]
+    for ring in rings:
+        ring.rnode[0], ring.rcolor[0], ring.rbusy[0] = 3, 1, 1
+        ring.rfresh[0], ring.rstate[R_NFRESH] = 0, 1
+        queue.publish(ring)
+    ti[T_STATE, 3] = NN_PENDING
+    assert queue.depth() == 1 and queue.stats.merged == 1 and rings[1].rbusy[0] == 0
+    planes = np.zeros((4, N_PLANES, 19, 19), np.uint8)
+    tickets = queue.take(planes, np.zeros(4, np.int32), 0.0)
+    assert len(tickets) == 1
+    queue.deliver(tickets, np.full((1, 361), 1 / 361, np.float32), np.array([0.3], np.float32))
+    assert ti[T_STATE, 3] == NN_READY
+    assert (queue.stats.evaluated, queue.stats.stale, queue.stats.overflow) == (1, 0, 0)
+    assert float(tf[F_VALUE_N, 3]) == 1
 
 
 def _best_reply(player) -> None:
