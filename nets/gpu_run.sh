@@ -6,13 +6,16 @@
 #
 # DATA (default gpu/, ignored by git; name it in the device tool's carry) holds
 #   train.npz                  training cache, e.g. python -m nets.data subset
-#                              runs/train19.npz gpu/train.npz --games 150000
+#                              runs/train19.npz gpu/train.npz --games 105000
+#                              (26.5 MB: the 64 MiB that travel include the
+#                              checkout's tracked files, 37 MB of them)
 #   test19.npz test19_kgs.npz  held-out caches (python -m nets.data build
 #                              data/test19 gpu/test19.npz --val-fraction 0)
 #   labels.npz                 optional: final-ownership labels of train.npz's
 #                              games, which a value net's ownership head learns
 #                              (python -m nets.ownership pack
-#                              runs/own/net-train19.jsonl gpu/labels.npz)
+#                              runs/own/net-train19.jsonl gpu/labels.npz
+#                              --cache gpu/train.npz: its games' only, 1.3 MB)
 #   MODEL.pt, MODEL.metrics.jsonl  optional: what the previous run left in $OUT
 # The run resumes from DATA/MODEL.pt, else from the committed
 # nets/weights/MODEL.pt, else starts afresh (a value net, res6v, from the

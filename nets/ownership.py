@@ -30,25 +30,30 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import IterableDataset, get_worker_info
 
-from nets.data import DataError, GameCache, PositionSampler, apply_symmetry
+from nets.data import DataError, GameCache, PositionSampler, apply_symmetry, load_cache
 
 #: move-number buckets of the accuracy table: [start, end) of the move index
 BUCKETS = {"early": (0, 80), "middle": (80, 160), "late": (160, 10 ** 6)}
 _VALUE = {"X": 1, "O": -1, ".": 0}
 
 
-def pack_labels(paths, out) -> int:
+def pack_labels(paths, out, cache: GameCache | None = None) -> int:
     """Write the agreeing labels of the labels file(s) ``paths`` compactly
     (``np.savez_compressed``: ``source`` and ``owner`` int8 (games, N*N),
     +1 black, -1 white, 0 neither): about a twentieth of the JSON lines, so
-    that the labels of every counted train19 game travel to a lent GPU
-    machine beside the cache.  Returns the number of games written."""
+    that the labels travel to a lent GPU machine beside the cache; with
+    ``cache``, only the labels of its games (a subset's).  Returns the
+    number of games written."""
     labels = {}
     for p in ([paths] if isinstance(paths, (str, Path)) else paths):
         labels.update(read_labels(p))
     keep = sorted(s for s, d in labels.items() if d.get("agrees"))
+    if cache is not None:
+        games = {s.decode("utf-8") for s in cache.source}
+        keep = [s for s in keep if s in games]
     if not keep:
-        raise DataError(f"no agreeing label in {paths}")
+        raise DataError(f"no agreeing label in {paths}"
+                        + (f" of a game in {cache.path}" if cache is not None else ""))
     sizes = {len(labels[s].get("owner", "")) for s in keep}
     if len(sizes) != 1 or any(set(labels[s]["owner"]) - set(_VALUE) for s in keep):
         raise DataError(f"{paths}: owner maps of different sizes or with other than X, O, .")
@@ -185,7 +190,7 @@ class OwnershipSampler:
 
 
 def main(argv=None) -> int:
-    """``python -m nets.ownership pack LABELS.jsonl [...] OUT.npz``."""
+    """``python -m nets.ownership pack LABELS.jsonl [...] OUT.npz [--cache C.npz]``."""
     import argparse
     import sys
     ap = argparse.ArgumentParser(prog="python -m nets.ownership",
@@ -194,9 +199,12 @@ def main(argv=None) -> int:
     p = sub.add_parser("pack", help="the agreeing labels of JSON-lines files -> OUT.npz")
     p.add_argument("labels", nargs="+")
     p.add_argument("out")
+    p.add_argument("--cache", default=None,
+                   help="keep only the labels of this game cache's games (a subset's)")
     args = ap.parse_args(argv)
     try:
-        n = pack_labels(args.labels, args.out)
+        cache = None if args.cache is None else load_cache(args.cache)
+        n = pack_labels(args.labels, args.out, cache)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

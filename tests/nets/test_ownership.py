@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -205,7 +206,7 @@ def test_labels_from_several_files_count_each_game_once(labelled, tmp_path) -> N
 def test_packed_labels_read_as_the_json_lines(tmp_path) -> None:
     """nets.ownership pack: the agreeing labels, a twentieth of the size,
     read back as the JSON lines read."""
-    from nets.ownership import main as ownership_main, read_labels
+    from nets.ownership import main as ownership_main, pack_labels, read_labels
     lines = [{"source": "a.sgf", "agrees": True, "owner": "XO." * 3},
              {"source": "b.sgf", "agrees": False, "owner": "X" * 9},
              {"source": "c.sgf", "agrees": True, "owner": "OOOXXX..."}]
@@ -221,3 +222,11 @@ def test_packed_labels_read_as_the_json_lines(tmp_path) -> None:
     with pytest.raises(D.DataError, match="not a packed labels file"):
         read_labels(tmp_path / "bad.npz")
     assert ownership_main(["pack", str(tmp_path / "none.jsonl"), str(out)]) == 2
+    # --cache: only the labels of a cache's games (a subset's, for the GPU)
+    subset = types.SimpleNamespace(source=np.array([b"c.sgf", b"d.sgf"]), path="subset.npz")
+    assert pack_labels(src, out, subset) == 1 and sorted(read_labels(out)) == ["c.sgf"]
+    with pytest.raises(D.DataError, match="of a game in subset.npz"):
+        pack_labels(src, out, types.SimpleNamespace(source=np.array([b"b.sgf"]),
+                                                    path="subset.npz"))
+    assert ownership_main(["pack", str(src), str(out), "--cache",
+                           str(tmp_path / "missing.npz")]) == 2
