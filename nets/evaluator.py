@@ -215,6 +215,8 @@ class _Graphs:
 
     def run(self, planes: np.ndarray, colors: np.ndarray, komi) -> list[np.ndarray] | None:
         k, n = planes.shape[0], planes.shape[-1]
+        if k == 0 or not self.ev.supports(n):
+            return None                 # the eager path answers (or refuses) these
         key = (1 << max(0, (k - 1).bit_length()), n, komi is not None)
         entry = self._graphs.get(key)
         if entry is None:
