@@ -264,15 +264,18 @@ def test_real_game_against_gnugo(tmp_path):
     gnugo = find_gnugo()
     if gnugo is None:
         pytest.skip("GNU Go not installed")
+    # --network none: one search thread with a seed plays the same game every
+    # time (the network's priors arrive when they arrive)
     cfg = config(tmp_path, [sys.executable, "-m", "engine.gtp", "--rollouts", "50", "--quiet",
-                            "--seed", "3", "--resign", "0"],
-                 [gnugo, "--mode", "gtp", "--level", "1", "--chinese-rules"],
+                            "--seed", "3", "--resign", "0", "--network", "none"],
+                 [gnugo, "--mode", "gtp", "--level", "1", "--chinese-rules", "--never-resign"],
                  games=1, size=7, max_moves=60, timeout=30.0)
     cfg.startup_timeout = 120.0
     (r,) = run(cfg)
     assert r["error"] is None, r
     assert r["black"].startswith("delayed-go") and r["white"] == "GNU Go 3.8"
-    # our engine never resigns (--resign 0), so the game is scored
+    # neither side resigns (--resign 0; GNU Go --never-resign: it resigned
+    # after 23 moves once), so the game is scored
     assert r["end"] in ("two passes", "max moves")
     assert r["referee"] == "opponent (GNU Go)"
     assert r["dead_from"] == "opponent"

@@ -74,16 +74,31 @@ def _self_play_positions(ev: PolicyEvaluator, games: int = 20, moves: int = 100,
 
 
 def test_bf16_keeps_the_networks_choices() -> None:
+    """Over the positions of the network's own games, bf16 picks fp32's
+    best move in 99% of the distinct positions, any other pick is a near
+    tie (within 0.02 of fp32's best: res6v step 72,438 rates two opening
+    points 0.141 and 0.136 on the empty board, where bf16 swaps them), and
+    both name the move played equally often."""
     games = 20 if resolve("auto", CPU)[0] == "bf16" else 2
     ev = PolicyEvaluator(DEFAULT_WEIGHTS, device="cpu", threads=1, precision="fp32")
     x, c, played = _self_play_positions(ev, games=games)
     assert len(played) == 100 * games
-    best = {}
+    probs, best = {}, {}
     for precision in ("fp32", "bf16"):
         ev.precision = precision
-        best[precision] = np.concatenate([ev.evaluate(x[a:a + 250], c[a:a + 250]).argmax(1)
-                                          for a in range(0, len(x), 250)])
-    same = float((best["fp32"] == best["bf16"]).mean())
-    accuracy = {p: float((b == played).mean()) for p, b in best.items()}
+        probs[precision] = np.concatenate([ev.evaluate(x[a:a + 250], c[a:a + 250])
+                                           for a in range(0, len(x), 250)])
+        best[precision] = probs[precision].argmax(1)
+    # every game starts from the empty board: count each position (and
+    # player to move) once
+    key = np.concatenate([x.reshape(len(x), -1), c.reshape(-1, 1).astype(x.dtype)], axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
+    same = float((best["fp32"][first] == best["bf16"][first]).mean())
     assert same >= 0.99, same
+    # where bf16 picks another move, fp32 all but ties it with its own best
+    rows = np.flatnonzero(best["fp32"] != best["bf16"])
+    f = probs["fp32"]
+    gap = f[rows, best["fp32"][rows]] - f[rows, best["bf16"][rows]]
+    assert (gap < 0.02).all(), gap
+    accuracy = {p: float((b == played).mean()) for p, b in best.items()}
     assert abs(accuracy["fp32"] - accuracy["bf16"]) <= max(0.003, 1 / len(played)), accuracy
