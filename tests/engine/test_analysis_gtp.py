@@ -252,7 +252,9 @@ def test_kata_analyze_with_ownership_and_lz_genmove_analyze(engines) -> None:
     assert e.line() == "= delayed-go" and e.line() == ""
     for line in lines:
         moves, own = sabaki_parse(line, 5)
-        assert all("scoreLead" in m and "." in str(m["winrate"]) for m in moves)
+        assert all("scoreLead" in m for m in moves)
+        # KataGo's float winrates (the text, not str(float): 0.000010 is 1e-05)
+        assert all(re.fullmatch(r"[01]\.\d{6}", w) for w in re.findall(r" winrate (\S+)", line))
         # white to move: the black side (columns A-C) reads negative
         rows = [own[r * 5:(r + 1) * 5] for r in range(5)]
         assert all(max(row[:3]) < -0.3 and min(row[3:]) > 0.3 for row in rows), rows
