@@ -133,8 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in sizes:
         evaluator.warm(s, args.batch)
     graphs = ("" if evaluator.device.type != "cuda"
-              else ", eager" if evaluator._graphs is None or not evaluator._graphs.usable
-              else ", CUDA graphs")
+              else ", CUDA graphs" if evaluator.cuda_graphs else ", eager")
     print(f"# {platform.node()}: {os.cpu_count()} cores, network {evaluator.name} on "
           f"{evaluator.device}{graphs}, batch {args.batch}, search threads {args.threads}, "
           f"{args.seconds:g}s per run", flush=True)

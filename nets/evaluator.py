@@ -90,12 +90,18 @@ class PolicyEvaluator:
     def supports(self, size: int) -> bool:
         return self.min_size <= size <= self.max_size
 
+    @property
+    def cuda_graphs(self) -> bool:
+        """Whether batches run as CUDA graphs (on CUDA, asked for, and no
+        capture has failed)."""
+        return self._graphs is not None and self._graphs.usable
+
     def warm(self, size: int, batch: int) -> None:
         """Capture now the CUDA graphs that batches of up to ``batch``
         positions of a ``size`` board will replay (the heads the prior
         worker asks for), so that no capture delays a search; nothing to do
         without them."""
-        if self._graphs is None or not self._graphs.usable or not self.supports(size):
+        if not self.cuda_graphs or not self.supports(size):
             return
         x = np.zeros((batch, N_PLANES, size, size), np.uint8)
         x[:, LEGAL] = 1
@@ -146,11 +152,13 @@ class PolicyEvaluator:
         logits = logits.float().masked_fill(~legal_mask(x, logits.shape[1]), float("-inf"))
         return torch.nan_to_num(torch.softmax(logits, dim=-1), nan=0.0)
 
-    def _heads(self, x: torch.Tensor, col: torch.Tensor, komi) -> tuple[torch.Tensor, ...]:
+    def _heads(self, x: torch.Tensor, col: torch.Tensor, komi,
+               capture: bool = False) -> tuple[torch.Tensor, ...]:
         """(probabilities,) or, with ``komi``, (probabilities, values): the
         tensors ``evaluate`` and ``evaluate_value`` return, for input x
-        (float) and colour indices col (0 black, 1 white)."""
-        with autocast(self.device, self.precision, cache=self._graphs is None):
+        (float) and colour indices col (0 black, 1 white); ``capture``
+        while a CUDA graph records them."""
+        with autocast(self.device, self.precision, cache=not capture):
             if komi is None:
                 return (self._softmax(x, self.model(x, col)),)
             logits, value, _ = self.model(x, col, komi)
@@ -158,7 +166,7 @@ class PolicyEvaluator:
 
     def _run(self, planes: np.ndarray, colors: np.ndarray, komi=None) -> list[np.ndarray]:
         """The heads' numpy arrays for a batch (under the lock)."""
-        if self._graphs is not None and self._graphs.usable:
+        if self.cuda_graphs:
             out = self._graphs.run(planes, colors, komi)
             if out is not None:
                 return out
@@ -241,8 +249,8 @@ class _Graphs:
         cs = torch.zeros(bucket, dtype=torch.long, device=dev)
         ks = torch.zeros(bucket, dtype=torch.float32, device=dev)
 
-        def forward():
-            return ev._heads(xs.float(), cs, ks if value else None)
+        def forward(capture: bool = False):
+            return ev._heads(xs.float(), cs, ks if value else None, capture)
 
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
@@ -254,7 +262,7 @@ class _Graphs:
             self._pool = torch.cuda.graph_pool_handle()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self._pool):
-            outs = forward()
+            outs = forward(capture=True)
         log.debug("CUDA graph captured: batch %d, %dx%d, %s", bucket, n, n,
                   "policy and value" if value else "policy")
         return graph, xs, cs, ks, outs

@@ -356,4 +356,4 @@ def test_cuda_graphs_give_the_eager_answers_at_every_batch_size():
         assert (p1.argmax(axis=1) == p0.argmax(axis=1)).all()
         assert np.abs(graphs.evaluate(x[:k], c[:k]) - eager.evaluate(x[:k], c[:k])).max() < 0.01
     # batches of 64, 1, 4 and 32, each with and without the value head
-    assert graphs._graphs.usable and len(graphs._graphs._graphs) == 8
+    assert graphs.cuda_graphs and len(graphs._graphs._graphs) == 8
