@@ -3,7 +3,7 @@ controller (or a new user at the keyboard) would feed it.
 
     python -m bench.fuzz [--lines 100000] [--seed 1 --seed 2 ...]
         [--engine "python -m engine.gtp --quiet --rollouts 30"]
-        [--deadline 30] [--json FILE] [--workdir DIR]
+        [--deadline 30] [--json FILE] [--workdir DIR] [--input FILE]
 
 For each seed it starts the engine (in a scratch folder: ``printsgf FILE``
 writes there) and sends ``--lines`` lines drawn from a seeded generator:
@@ -35,6 +35,12 @@ Checks, counted per seed:
   ``printsgf``) must give the same answers as in a fresh engine;
 * exit: ``quit`` must end the process within 2 s.
 
+``--input FILE`` replays a recorded session instead (such as
+``../shared/cases/gtp-hang-input.txt``): its lines, byte for byte, are sent
+under the same rules and checks, the seed choosing only the pauses after
+analysis commands (repeat ``--seed`` to replay it several times); a
+``quit`` command in it is left out, since the run ends with its own.
+
 Exit status 0 when every seed had none of the above, 1 otherwise.  The
 module's :func:`fuzz` is what ``tests/bench/test_fuzz.py`` runs in CI with
 a few thousand lines.
@@ -49,7 +55,6 @@ import os
 import queue
 import random
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -58,6 +63,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bench.match import split_command
 from gtp.protocol import parse, preprocess
 
 DEFAULT_ENGINE = f"{sys.executable} -m engine.gtp --quiet --rollouts 30"
@@ -394,10 +400,30 @@ def _converse(engine: Engine, lines: list[str], deadline: float) -> list[str] | 
     return out
 
 
+def read_session(path: Path) -> list[str]:
+    """A recorded session's lines (bytes that are not UTF-8 kept as
+    surrogates, so that :meth:`Engine.send` writes them back unchanged),
+    less its ``quit`` commands."""
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line for line in lines if not _is_quit(line)]
+
+
+def _is_quit(line: str) -> bool:
+    clean = preprocess(line)
+    return clean is not None and parse(clean).name == "quit"
+
+
 def fuzz(seed: int, lines: int, engine_cmd: list[str], workdir: Path, deadline: float = 30.0,
-         log=None) -> SeedResult:
-    """One seed's run (see the module documentation)."""
+         log=None, source: list[str] | None = None) -> SeedResult:
+    """One seed's run (see the module documentation); ``source``, a
+    recorded session's lines (:func:`read_session`), replaces the random
+    lines and ``lines``."""
     res = SeedResult(seed)
+    if source is not None:
+        lines = len(source)
     rng = random.Random(seed)
     scratch = workdir / f"seed{seed}"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -447,7 +473,7 @@ def fuzz(seed: int, lines: int, engine_cmd: list[str], workdir: Path, deadline: 
         if log and i and i % 10000 == 0:
             log(f"seed {seed}: {i:,} lines, {res.commands:,} commands answered, "
                 f"{time.monotonic() - started:.0f} s")
-        line = maker.line()
+        line = maker.line() if source is None else source[i]
         recent = (recent + [line[:120]])[-20:]
         res.lines += 1
         if not engine.send(line):
@@ -511,15 +537,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds an answer may take (default %(default)s)")
     ap.add_argument("--workdir", default=None, help="scratch folder (default: a temporary one)")
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--input", default=None, metavar="FILE",
+                    help="replay this recorded session instead of random lines")
     args = ap.parse_args(argv)
     if args.lines < 1 or not 0 < args.deadline < math.inf:
         ap.error("--lines and --deadline must be positive")
-    try:
-        engine_cmd = shlex.split(args.engine)
+    try:    # "python" means this interpreter, as in bench.match
+        engine_cmd = split_command(args.engine)
     except ValueError as e:
         ap.error(f"--engine: {e}")
-    if not engine_cmd:
-        ap.error("--engine is empty")
+    source = None
+    if args.input:
+        try:
+            source = read_session(Path(args.input))
+        except OSError as e:
+            ap.error(f"--input {args.input}: {e.strerror or e}")
+        if not source:
+            ap.error(f"--input {args.input}: no lines to send")
     seeds = args.seed or [1]
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="gtp-fuzz-"))
 
@@ -532,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for seed in seeds:
         try:
-            r = fuzz(seed, args.lines, engine_cmd, workdir, args.deadline, log)
+            r = fuzz(seed, args.lines, engine_cmd, workdir, args.deadline, log, source)
         except (OSError, RuntimeError) as e:
             print(f"error: seed {seed}: {e}", file=sys.stderr)
             return 2
