@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from engine.analysis import Analysis, Report, lcb
-from engine.board import BLACK, WHITE
+from engine.board import BLACK, EMPTY, WHITE
 from engine.gtp import build_registry, parse_args
 from engine.player import Player
 from gtp import parse
 from gtp.commands import AnalysisRequest, MoveFilter
 from gtp.registry import Stream
+from tests.engine.tree_checks import structure_problems
 
 ARGS = ["--rollouts", "200", "--seed", "1", "--quiet", "--max-memory", "4M"]
 SGF = Path(__file__).resolve().parents[1] / "data" / "sgf"
@@ -271,6 +272,36 @@ def test_pondering_after_genmove() -> None:
     assert not t.is_alive() and time.monotonic() - t0 < 1.0
     # the pondered tree is the one the opponent's reply will descend into
     assert search.root_key[2] == WHITE
+
+
+def test_pondering_keeps_the_memory_cap_with_two_threads() -> None:
+    """The smallest cap (1 MiB) on 9x9, two search threads: pondering
+    fills the tree and goes on simulating without growing it, the pools'
+    bounds hold, the tree stays sound, and the game goes on from it."""
+    a = make("--max-memory", "1M", "--threads", "2")
+    a.ponder = True
+    a.genmove("b")
+    runner = a.idle()
+    search = a.player.search
+    stream = Stream()
+    t = threading.Thread(target=runner, args=(stream,), daemon=True)
+    t.start()
+    t0 = time.monotonic()
+    while not search.tree.full and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    time.sleep(0.3)                          # full, and still pondering
+    assert t.is_alive()
+    stream.stop()
+    t.join(5)
+    tree = search.tree
+    assert not t.is_alive() and tree.full
+    assert tree.used <= tree.max_nodes and tree.edges_used <= tree.max_edges
+    assert structure_problems(tree, a.player.game.board) == []
+    board = a.player.game.board
+    reply = next(v for v in ("E5", "C3") if board.color(board.at(v)) == EMPTY)
+    play(a, f"w {reply}")
+    move = a.genmove("b")
+    assert isinstance(move, tuple) and a.player.game.moves[-1][0] == BLACK
 
 
 def test_no_pondering_when_off_after_game_over_or_when_the_game_ended() -> None:
