@@ -2,13 +2,15 @@
 
     python -m bench.training CACHE [--models small6,res6,maddison12]
         [--threads 1,2] [--precisions fp32,bf16] [--seconds 20] [--batch 128]
-        [--memory-formats contiguous,channels_last]
+        [--memory-formats contiguous,channels_last] [--profile] [--device cpu|cuda|auto]
 
 ``CACHE`` is a game cache (``python -m nets.data build``).  For each model,
 thread count and precision, a freshly initialised net is trained with Adam
 as ``nets.train`` trains it (``nets.train.train_step``, one process, the
 batches made in the loop by ``nets.data.PositionSampler``: replay, input
-planes and a random symmetry of each position), on the CPU: after 3
+planes and a random symmetry of each position), on the CPU (``--device
+cuda``: on the GPU, the batches still made on the CPU, one step after the
+other, and cuDNN left to pick its kernels as nets.train does): after 3
 untimed steps, steps are timed for ``--seconds`` of wall time.  Positions/s
 = batch x steps / time, so the feature computation counts as it does in a
 run with no loader workers.
@@ -20,7 +22,9 @@ Steps clip the gradient's norm at 5, as the long runs do.  ``--profile``
 adds a table of where a step's time goes (the batch, the forward pass with
 the loss, the backward pass, the clipping, Adam's step; the clock read
 between them, which on the CPU waits for nothing) and the TFLOP/s that the
-two passes achieve, from PyTorch's count of their operations.
+two passes achieve, from PyTorch's count of their operations, and the
+positions/s of a step without its batch, which is what a run whose loader
+workers make the batches can reach at most.
 
 Prints a Markdown table (network, params, threads, layout, positions/s per
 precision, ratio of the last precision to the first).  Exit status 2 with
@@ -48,11 +52,21 @@ from nets.train import pick_memory_format, policy_value_loss, train_step
 CPU = torch.device("cpu")
 
 
+def pick_device(spec: str) -> torch.device:
+    if spec == "auto":
+        spec = "cuda" if torch.cuda.is_available() else "cpu"
+    if spec == "cuda" and not torch.cuda.is_available():
+        raise BenchError("--device cuda: no CUDA device here")
+    if spec not in ("cpu", "cuda"):
+        raise BenchError(f"--device: unknown {spec!r} (cpu, cuda, auto)")
+    return torch.device(spec)
+
+
 PHASES = ("batch", "forward", "backward", "clip", "optimiser")
 
 
 def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
-            seconds: float, memory_format=torch.contiguous_format) -> dict:
+            seconds: float, memory_format=torch.contiguous_format, device: torch.device = CPU) -> dict:
     """Positions per second of ``model`` trained in ``precision`` (gradient
     norm clipped at 5, as the long runs train), and the seconds per step
     of each of PHASES: the batch (replay, planes, symmetry, value
@@ -60,7 +74,7 @@ def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
     clipping and Adam's step; ``gflop``: the forward and backward passes'
     floating-point operations per position (PyTorch's count)."""
     torch.manual_seed(0)
-    net = build_model(model).train().to(memory_format=memory_format)
+    net = build_model(model).train().to(device).to(memory_format=memory_format)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     values = getattr(net, "has_value", False)
     totals = [0.0] * len(PHASES)
@@ -71,7 +85,7 @@ def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
         v = torch.from_numpy(sampler.value_targets(where["game"], c)) if values else None
         marks.append(time.perf_counter())
         train_step(net, opt, torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c),
-                   CPU, lambda: autocast(CPU, prec),
+                   device, lambda: autocast(device, prec),
                    (lambda o, y, x, v: policy_value_loss(o, y, v, 1.0)) if values
                    else (lambda logits, y, x: torch.nn.functional.cross_entropy(logits, y)),
                    clip=5.0, v=v, memory_format=memory_format, marks=marks)
@@ -88,6 +102,8 @@ def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
     while time.perf_counter() - t0 < seconds:
         step(3 + n)
         n += 1
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     return {"positions_per_s": batch * n / (time.perf_counter() - t0),
             "phases": {p: t / n for p, t in zip(PHASES, totals)},
             "gflop": flops.get_total_flops() / batch / 1e9}
@@ -111,9 +127,13 @@ def run(args: argparse.Namespace) -> list[dict]:
         raise BenchError(str(e)) from None
     train_games, _ = cache.split()
     sampler = D.PositionSampler(cache, train_games, seed=1)
-    auto = resolve_precision("auto", CPU)
+    device = pick_device(args.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+    auto = resolve_precision("auto", device)
     print(f"nets.train steps on {args.cache} ({cache.n_games:,} games), batch {args.batch}, "
-          f"Adam, features included, {args.seconds:g} s per cell (auto precision: {auto[0]}, "
+          f"Adam, features included, on {device.type}, {args.seconds:g} s per cell "
+          f"(auto precision: {auto[0]}, "
           f"{auto[1]}), torch {torch.__version__}", flush=True)
     formats = [f.strip() for f in args.memory_formats.split(",") if f.strip()] \
         if args.memory_formats else ["auto"]
@@ -128,12 +148,12 @@ def run(args: argparse.Namespace) -> list[dict]:
         for t in threads:
             torch.set_num_threads(t)
             for f in formats:
-                fmt = pick_memory_format(f, net.config, CPU)
+                fmt = pick_memory_format(f, net.config, device)
                 layout = "channels_last" if fmt == torch.channels_last else "contiguous"
                 speeds = []
                 for p in precisions:
-                    precision = resolve_precision(p, CPU)[0]
-                    m = measure(model, sampler, args.batch, precision, args.seconds, fmt)
+                    precision = resolve_precision(p, device)[0]
+                    m = measure(model, sampler, args.batch, precision, args.seconds, fmt, device)
                     rows.append({"model": model, "threads": t, "precision": precision,
                                  "layout": layout, **m})
                     speeds.append(m["positions_per_s"])
@@ -146,20 +166,22 @@ def run(args: argparse.Namespace) -> list[dict]:
 def print_profile(rows: list[dict], batch: int) -> None:
     """Where a step's time goes, one row per timed cell: milliseconds per
     step in each phase (and its share), and the TFLOP/s that the forward
-    and backward passes achieve."""
+    and backward passes achieve; the positions/s of a step less its batch."""
     print(f"\nOne step of batch {batch}, milliseconds (share of the step):\n")
     print("| network | threads | layout | precision | " + " | ".join(PHASES)
-          + " | positions/s | GFLOP a position | TFLOP/s in the passes |")
-    print("|---" * (len(PHASES) + 7) + "|")
+          + " | positions/s | without the batch | GFLOP a position | TFLOP/s in the passes |")
+    print("|---" * (len(PHASES) + 8) + "|")
     for r in rows:
         ph = r["phases"]
         total = sum(ph.values())
         passes = ph["forward"] + ph["backward"]
         cells = [f"{ph[p] * 1e3:.1f} ({ph[p] / total:.0%})" for p in PHASES]
         tflops = r["gflop"] * batch / passes / 1e3 if passes > 0 else 0.0
+        model_step = total - ph["batch"]
+        alone = batch / model_step if model_step > 0 else 0.0
         print(f"| {r['model']} | {r['threads']} | {r['layout']} | {r['precision']} | "
               + " | ".join(cells)
-              + f" | {r['positions_per_s']:.0f} | {r['gflop']:.2f} | {tflops:.2f} |")
+              + f" | {r['positions_per_s']:.0f} | {alone:.0f} | {r['gflop']:.2f} | {tflops:.2f} |")
 
 
 def main(argv=None) -> int:
@@ -179,6 +201,8 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="also print where a step's time goes (batch, forward, backward, "
                          "clipping, optimiser) and the TFLOP/s of the passes")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu (default), cuda, or auto (cuda where there is one)")
     args = ap.parse_args(argv)
     try:
         run(args)

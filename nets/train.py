@@ -626,6 +626,8 @@ def train(args: argparse.Namespace) -> dict:
     elif args.init_from is not None:
         init_from(model, args.init_from, is_main)
     model.to(device)
+    if device.type == "cuda":       # every training batch has one shape: let cuDNN pick its kernels
+        torch.backends.cudnn.benchmark = True
     memory_format = pick_memory_format(args.memory_format, config, device)
     model.to(memory_format=memory_format)
     ema = None
@@ -994,12 +996,15 @@ def train_step(net, opt, x, y, c, device, autocast,
     and their weights, passed on to ``loss_fn`` when given); returns the loss
     ``loss_fn(logits, y, x)`` (``loss_fn(outputs, y, x, v)`` with v) as a
     tensor (reading it would wait for the device).  ``clip`` caps the
-    gradient's global L2 norm.  ``marks``, on the CPU: the clock is read
+    gradient's global L2 norm.  ``marks``: the clock is read
     after the forward pass and loss, the backward pass, the clipping and
-    the optimiser step (``bench.training --profile``)."""
+    the optimiser step (``bench.training --profile``; on a GPU each mark
+    waits for the device first)."""
 
     def mark() -> None:
         if marks is not None:
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
             marks.append(time.perf_counter())
     x = x.to(device, non_blocking=True).float().contiguous(memory_format=memory_format)
     y = y.to(device, non_blocking=True)

@@ -58,13 +58,32 @@ def test_the_profile_splits_a_step_into_its_phases(tmp_path, capsys) -> None:
     lines = capsys.readouterr().out.strip().splitlines()
     head = lines.index("One step of batch 8, milliseconds (share of the step):")
     assert lines[head + 2] == ("| network | threads | layout | precision | batch | forward | "
-                               "backward | clip | optimiser | positions/s | GFLOP a position | "
-                               "TFLOP/s in the passes |")
+                               "backward | clip | optimiser | positions/s | without the batch | "
+                               "GFLOP a position | TFLOP/s in the passes |")
     row = lines[head + 4].split(" | ")
     assert row[:4] == ["| small6", "1", "contiguous", "fp32"]
     shares = [int(re.fullmatch(r"[\d.]+ \((\d+)%\)", cell)[1]) for cell in row[4:9]]
     assert 95 <= sum(shares) <= 105, row
-    assert float(row[10]) > 0.1         # small6: about 0.8 GFLOP a position
+    assert int(row[10]) >= int(row[9]) > 0      # a step without its batch is faster
+    assert float(row[11]) > 0.1         # small6: about 0.8 GFLOP a position
+
+
+@pytest.mark.gpu
+def test_a_training_step_on_the_gpu(tmp_path, capsys) -> None:
+    """Runs where CUDA is present: the timed steps and their profile on the
+    GPU, bf16, both layouts."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    make_sgf_dir(tmp_path / "games", n_good=6, n_moves=40)
+    cache = tmp_path / "cache.npz"
+    D.build_cache(tmp_path / "games", cache, val_fraction=0.2, workers=1, log=None)
+    assert training.main([str(cache), "--models", "res6v", "--threads", "1", "--precisions",
+                          "bf16", "--seconds", "0.5", "--batch", "64", "--device", "cuda",
+                          "--memory-formats", "contiguous,channels_last", "--profile"]) == 0
+    out = capsys.readouterr().out
+    assert "on cuda" in out.splitlines()[0]
+    assert out.count("| res6v | 1 | ") == 2 and out.count("| bf16 |") == 2
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -75,3 +94,11 @@ def test_the_profile_splits_a_step_into_its_phases(tmp_path, capsys) -> None:
 def test_bad_input_exits_2(argv, message, tmp_path, capsys) -> None:
     assert training.main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_device_that_is_not_here_is_refused(tmp_path, capsys) -> None:
+    make_sgf_dir(tmp_path / "games", n_good=6, n_moves=40)
+    cache = tmp_path / "cache.npz"
+    D.build_cache(tmp_path / "games", cache, val_fraction=0.2, workers=1, log=None)
+    assert training.main([str(cache), "--device", "tpu"]) == 2
+    assert "--device: unknown 'tpu'" in capsys.readouterr().err
