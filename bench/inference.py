@@ -2,7 +2,7 @@
 
     python -m bench.inference [--checkpoint PATH ...] [--model NAME ...]
         [--batches 1,16,128] [--threads 1,2] [--precisions fp32,bf16]
-        [--seconds S] [--size 19] [--device cpu]
+        [--seconds S] [--size 19] [--device cpu] [--memory-format auto]
 
 Times :meth:`nets.evaluator.PolicyEvaluator.evaluate` - uint8 planes in,
 masked softmax probabilities out as numpy, i.e. the conversion to float,
@@ -29,7 +29,10 @@ average).  Every (network, threads, batch) row is timed in each of
 nets/precision.py), side by side, with the ratio of the last to the first.
 ``--threads`` lists torch's intra-op thread counts (default: torch's, the
 number of cores); ``--device`` is ``cpu`` by default (``auto``, ``cuda``,
-``cuda:N`` time the GPU path, pinned memory as in the engine).
+``cuda:N`` time the GPU path, pinned memory as in the engine);
+``--memory-format`` the activations' layout (``auto``, the engine's:
+channels-last on a CPU, contiguous on a GPU; ``channels_last``,
+``contiguous``: run twice to compare).
 
 Prints one header line and a Markdown table.  Exit status 2 with
 ``error: ...`` for a missing or unreadable checkpoint, an unknown model
@@ -145,7 +148,8 @@ def time_batch(evaluator, x: np.ndarray, colors: np.ndarray, batch: int,
             "positions_per_s": batch * calls / elapsed, "ms_per_batch": elapsed / calls * 1e3}
 
 
-def load(spec: tuple[str, str], device: str, threads: int | None, tmp: Path):
+def load(spec: tuple[str, str], device: str, threads: int | None, tmp: Path,
+         memory_format: str = "auto"):
     """(label, PolicyEvaluator) of ("checkpoint", path) or ("model", name)."""
     kind, value = spec
     if kind == "model":
@@ -158,7 +162,8 @@ def load(spec: tuple[str, str], device: str, threads: int | None, tmp: Path):
             raise BenchError(f"checkpoint file {value} does not exist")
         label = f"{path.stem} ({_shown(path)})"
     try:
-        return label, PolicyEvaluator(path, device=device, threads=threads)
+        return label, PolicyEvaluator(path, device=device, threads=threads,
+                                      memory_format=memory_format)
     except ValueError as e:
         raise BenchError(str(e)) from None
 
@@ -190,15 +195,18 @@ def run(args: argparse.Namespace) -> list[dict]:
     x = colors = None
     with tempfile.TemporaryDirectory(prefix="bench-inference-") as tmp:
         for spec in specs:
-            label, ev = load(spec, args.device, None, Path(tmp))
+            label, ev = load(spec, args.device, None, Path(tmp), args.memory_format)
             if not ev.supports(args.size):
                 raise BenchError(f"{label} runs on boards {ev.min_size}..{ev.max_size}, "
                                  f"not {args.size}")
             if x is None:
                 x, colors = positions(args.size)
                 auto = resolve_precision("auto", ev.device)
+                layout = ("channels_last" if ev.memory_format == torch.channels_last
+                          else "contiguous")
                 print(f"PolicyEvaluator.evaluate, {args.size}x{args.size}, device {ev.device} "
-                      f"(auto precision: {auto[0]}, {auto[1]}), {args.seconds:g} s per cell, "
+                      f"(auto precision: {auto[0]}, {auto[1]}), {layout}, "
+                      f"{args.seconds:g} s per cell, "
                       f"torch {torch.__version__}", flush=True)
                 print(speed_table_head(["network", "params", "threads", "batch"], precisions),
                       flush=True)
@@ -247,6 +255,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=5.0, help="timed seconds per row")
     ap.add_argument("--size", type=int, default=19, help="board size")
     ap.add_argument("--device", default="cpu", help="cpu (default), auto, cuda, cuda:N")
+    ap.add_argument("--memory-format", default="auto",
+                    choices=("auto", "channels_last", "contiguous"),
+                    help="the activations' layout (default: the engine's, channels-last "
+                         "on a CPU)")
     ap.set_defaults(nets=None)
     args = ap.parse_args(argv)
     try:

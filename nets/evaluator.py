@@ -52,7 +52,10 @@ class PolicyEvaluator:
     (auto, fp32, bf16; nets/precision.py) picks bf16 autocast where the GPU
     or the CPU is fast at it, float32 elsewhere; ``precision_reason`` says
     why, for the log.  On the CPU the network uses ``threads`` intra-op
-    threads (None: torch's default).  Calls are serialised by a lock, so the
+    threads (None: torch's default) and keeps its activations channels-last
+    (``memory_format``: auto, channels_last, contiguous; auto is
+    channels-last on a CPU, where every shipped network evaluates 1.1-1.9x
+    faster so, contiguous on CUDA).  Calls are serialised by a lock, so the
     GTP thread (policy-only moves, root evaluations) and the prior worker
     may share one evaluator.
     """
@@ -62,7 +65,7 @@ class PolicyEvaluator:
 
     def __init__(self, path: str | Path = DEFAULT_WEIGHTS, device: str = "auto",
                  threads: int | None = None, precision: str = "auto",
-                 cuda_graphs: bool = True):
+                 cuda_graphs: bool = True, memory_format: str = "auto"):
         self.path = str(path)
         self.device = pick_device(device)
         self.precision, self.precision_reason = resolve_precision(precision, self.device)
@@ -77,6 +80,14 @@ class PolicyEvaluator:
             raise ValueError(f"{self.path} holds {a.get(task, repr(task))} network, not "
                              f"{a[self.task]} network")
         self.model = model.for_inference()
+        if memory_format not in ("auto", "channels_last", "contiguous"):
+            raise ValueError(f"memory format {memory_format!r}: auto, channels_last or contiguous")
+        if memory_format == "auto":
+            memory_format = "channels_last" if self.device.type == "cpu" else "contiguous"
+        #: the activations' layout: torch.channels_last or torch.contiguous_format
+        self.memory_format = (torch.channels_last if memory_format == "channels_last"
+                              else torch.contiguous_format)
+        self.model.to(memory_format=self.memory_format)
         cfg = self.model.config
         self.min_size, self.max_size = int(cfg["min_size"]), int(cfg["max_size"])
         self.passes = bool(getattr(self.model, "has_pass", False))
@@ -129,8 +140,10 @@ class PolicyEvaluator:
 
     def _input(self, planes: np.ndarray) -> torch.Tensor:
         if self.device.type != "cuda":
-            return torch.from_numpy(np.ascontiguousarray(planes)).float()
-        return self._host(planes).to(self.device, non_blocking=True).float()
+            x = torch.from_numpy(np.ascontiguousarray(planes)).float()
+        else:
+            x = self._host(planes).to(self.device, non_blocking=True).float()
+        return x.contiguous(memory_format=self.memory_format)
 
     @staticmethod
     def _check(planes: np.ndarray) -> None:

@@ -87,3 +87,11 @@ def test_command_line_exit_status(tmp_path) -> None:
     assert proc.returncode == 2
     assert "nothing.pt does not exist" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_the_layout_is_the_engines_unless_asked(capsys) -> None:
+    common = ["--batches", "1", "--seconds", "0.1", "--threads", "1", "--precisions", "fp32"]
+    assert I.main(common) == 0
+    assert "), channels_last, " in capsys.readouterr().out.splitlines()[0]
+    assert I.main(common + ["--memory-format", "contiguous"]) == 0
+    assert "), contiguous, " in capsys.readouterr().out.splitlines()[0]

@@ -102,3 +102,29 @@ def test_bf16_keeps_the_networks_choices() -> None:
     assert (gap < 0.02).all(), gap
     accuracy = {p: float((b == played).mean()) for p, b in best.items()}
     assert abs(accuracy["fp32"] - accuracy["bf16"]) <= max(0.003, 1 / len(played)), accuracy
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_channels_last_gives_the_contiguous_answers(precision) -> None:
+    """The evaluator keeps its activations channels-last on a CPU (1.1-1.9x
+    faster there); the probabilities and values are those of the contiguous
+    layout, to float32 rounding."""
+    rng = np.random.default_rng(3)
+    board, xs, colors = Board(19), [], []
+    for k in range(1, 121):                 # a position every 10 random moves
+        moves = board.legal_moves()
+        board.play(moves[rng.integers(len(moves))] if moves else PASS)
+        if k % 10 == 0:
+            xs.append(planes(board, dtype=np.uint8))
+            colors.append(board.to_move)
+    x, c = np.stack(xs), np.array(colors)
+    fast = PolicyEvaluator(device="cpu", threads=1, precision=precision)
+    plain = PolicyEvaluator(device="cpu", threads=1, precision=precision,
+                            memory_format="contiguous")
+    assert fast.memory_format == torch.channels_last
+    assert plain.memory_format == torch.contiguous_format
+    (p1, v1), (p2, v2) = fast.evaluate_value(x, c, 7.5), plain.evaluate_value(x, c, 7.5)
+    assert np.abs(p1 - p2).max() < 1e-4 and np.abs(v1 - v2).max() < 1e-4
+    assert (p1.argmax(axis=1) == p2.argmax(axis=1)).all()
+    with pytest.raises(ValueError, match="sideways"):
+        PolicyEvaluator(device="cpu", memory_format="sideways")
