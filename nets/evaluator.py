@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,11 @@ class PolicyEvaluator:
     threads (None: torch's default) and keeps its activations channels-last
     (``memory_format``: auto, channels_last, contiguous; auto is
     channels-last on a CPU, where every shipped network evaluates 1.1-1.9x
-    faster so, contiguous on CUDA).  Calls are serialised by a lock, so the
+    faster so, contiguous on CUDA).  On a CPU in bf16 the forward pass runs
+    as a frozen TorchScript trace, one per (board size, heads), made on
+    first use and checked against the eager pass (the same answers, 13%
+    more rollouts a second beside one search thread; eager where tracing
+    fails, logged, and in float32, where the trace was 10-15% slower).  Calls are serialised by a lock, so the
     GTP thread (policy-only moves, root evaluations) and the prior worker
     may share one evaluator.
     """
@@ -97,6 +102,8 @@ class PolicyEvaluator:
         self._lock = threading.Lock()
         self._pinned: torch.Tensor | None = None
         self._graphs = _Graphs(self) if cuda_graphs and self.device.type == "cuda" else None
+        #: (board size, value head, precision) -> the traced forward pass, or None (eager)
+        self._traced: dict[tuple[int, bool, str], torch.jit.ScriptModule | None] = {}
 
     def supports(self, size: int) -> bool:
         return self.min_size <= size <= self.max_size
@@ -108,11 +115,18 @@ class PolicyEvaluator:
         return self._graphs is not None and self._graphs.usable
 
     def warm(self, size: int, batch: int) -> None:
-        """Capture now the CUDA graphs that batches of up to ``batch``
-        positions of a ``size`` board will replay (the heads the prior
-        worker asks for), so that no capture delays a search; nothing to do
-        without them."""
-        if not self.cuda_graphs or not self.supports(size):
+        """Make now what batches of up to ``batch`` positions of a ``size``
+        board will run, so that no search waits for it: on a CPU the traced
+        forward passes (both heads' where there is a value head), on CUDA
+        the graphs (the heads the prior worker asks for)."""
+        if not self.supports(size):
+            return
+        if self._traces:
+            with self._lock:
+                for value in {False, self.has_value}:
+                    self._trace(size, value)
+            return
+        if not self.cuda_graphs:
             return
         x = np.zeros((batch, N_PLANES, size, size), np.uint8)
         x[:, LEGAL] = 1
@@ -171,11 +185,54 @@ class PolicyEvaluator:
         tensors ``evaluate`` and ``evaluate_value`` return, for input x
         (float) and colour indices col (0 black, 1 white); ``capture``
         while a CUDA graph records them."""
+        traced = self._trace(x.shape[-1], komi is not None) if self._traces else None
+        if traced is not None:
+            out = traced(x, col, torch.full((x.shape[0],), 0.0 if komi is None else komi))
+            if komi is None:
+                return (self._softmax(x, out),)
+            logits, value = out
+            return self._softmax(x, logits), torch.sigmoid(value)
         with autocast(self.device, self.precision, cache=not capture):
             if komi is None:
                 return (self._softmax(x, self.model(x, col)),)
             logits, value, _ = self.model(x, col, komi)
         return self._softmax(x, logits), torch.sigmoid(value.float())
+
+    @property
+    def _traces(self) -> bool:
+        """Whether the forward pass runs traced: on a CPU, in bf16."""
+        return self.device.type == "cpu" and self.precision == "bf16"
+
+    def _trace(self, n: int, value: bool) -> torch.jit.ScriptModule | None:
+        """The frozen trace of the forward pass on n x n boards (made on
+        first use), or None where tracing failed or its answers differ from
+        the eager pass's on a sample batch; the caller then runs eagerly.
+        Freezing folds autocast's casts of the weights, made anew at every
+        eager call, and the trace drops the modules' Python dispatch: the
+        arithmetic is the same."""
+        key = (n, value, self.precision)
+        if key in self._traced:
+            return self._traced[key]
+        forward = _Forward(self.model, self.device, self.precision, value).eval()
+        gen = torch.Generator().manual_seed(n)
+        x = (torch.rand((3, N_PLANES, n, n), generator=gen) < 0.3).float()
+        x = x.contiguous(memory_format=self.memory_format)
+        sample = (x, torch.tensor([0, 1, 0]), torch.tensor([7.5, 0.5, -3.0]))
+        traced = None
+        try:
+            with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # TorchScript's deprecation and tracer notes
+                traced = torch.jit.freeze(torch.jit.trace(forward, sample, check_trace=False))
+                got, want = traced(*sample), forward(*sample)
+            got, want = (got, want) if value else ((got,), (want,))
+            if any(not torch.allclose(a, b, atol=1e-3) for a, b in zip(got, want)):
+                raise ValueError("its answers differ from the eager pass's")
+        except Exception as e:      # noqa: BLE001 - any failure means: run eagerly
+            log.info("network %s: no traced forward pass on %dx%d (%s: %s); eager", self.name,
+                     n, n, type(e).__name__, e)
+            traced = None
+        self._traced[key] = traced
+        return traced
 
     def _run(self, planes: np.ndarray, colors: np.ndarray, komi=None) -> list[np.ndarray]:
         """The heads' numpy arrays for a batch (under the lock)."""
@@ -203,6 +260,25 @@ class PolicyEvaluator:
         with self._lock, torch.inference_mode():
             probs, values = self._run(planes, colors, komi)
             return probs, values
+
+
+class _Forward(torch.nn.Module):
+    """The network's raw outputs as the evaluator needs them, in its
+    precision: the policy logits, and with ``value`` the value logit too
+    (komi is then an input), as float32 (what :meth:`PolicyEvaluator._trace`
+    traces)."""
+
+    def __init__(self, model: torch.nn.Module, device: torch.device, precision: str,
+                 value: bool):
+        super().__init__()
+        self.model, self.device, self.precision, self.value = model, device, precision, value
+
+    def forward(self, x: torch.Tensor, col: torch.Tensor, komi: torch.Tensor):
+        with autocast(self.device, self.precision):
+            if not self.value:
+                return self.model(x, col).float()
+            logits, value, _ = self.model(x, col, komi)
+        return logits.float(), value.float()
 
 
 class OwnershipEvaluator(PolicyEvaluator):

@@ -59,7 +59,7 @@ class PriorWorker(threading.Thread):
                     continue
                 if size != self._size:
                     self._buffers(size)
-                    warm = getattr(self.evaluator, "warm", None)   # CUDA graphs (evaluator)
+                    warm = getattr(self.evaluator, "warm", None)   # traces, CUDA graphs
                     if warm is not None:
                         warm(size, self.batch)
                 tickets = q.take(self._planes, self._colors, self.max_wait)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from engine.board import PASS, Board
-from engine.features import planes
+from engine.features import LEGAL, N_PLANES, planes
 from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
 from nets.precision import cpu_flags, resolve
 
@@ -128,3 +128,49 @@ def test_channels_last_gives_the_contiguous_answers(precision) -> None:
     assert (p1.argmax(axis=1) == p2.argmax(axis=1)).all()
     with pytest.raises(ValueError, match="sideways"):
         PolicyEvaluator(device="cpu", memory_format="sideways")
+
+
+WEIGHTS = DEFAULT_WEIGHTS.parent
+
+
+@pytest.mark.parametrize("name", ["res6v", "res6", "maddison12", "small6", "clark8", "dann6",
+                                  "res9"])
+def test_the_traced_forward_pass_gives_the_eager_answers(name) -> None:
+    """On a CPU in bf16 the evaluator runs a frozen trace of the network:
+    every shipped policy network gives the eager pass's probabilities (and
+    values), at the batch sizes and colours of a search; in float32 it
+    runs eagerly."""
+    assert not PolicyEvaluator(WEIGHTS / f"{name}.pt", device="cpu", precision="fp32")._traces
+    ev = PolicyEvaluator(WEIGHTS / f"{name}.pt", device="cpu", threads=1, precision="bf16")
+    n = 19 if ev.supports(19) else ev.max_size
+    ev.warm(n, 128)
+    assert all(t is not None for t in ev._traced.values()) and len(ev._traced) == \
+        (2 if ev.has_value else 1)
+    rng = np.random.default_rng(5)
+    for batch in (1, 3, 17):
+        x = rng.integers(0, 2, (batch, N_PLANES, n, n)).astype(np.uint8)
+        x[:, LEGAL] = 1
+        c = rng.integers(1, 3, batch).astype(np.int32)
+        traced = ev.evaluate(x, c), *(ev.evaluate_value(x, c, 6.5) if ev.has_value else ())
+        eager_ev = PolicyEvaluator(WEIGHTS / f"{name}.pt", device="cpu", threads=1,
+                                   precision="bf16")
+        eager_ev._trace = lambda n, value: None
+        eager = eager_ev.evaluate(x, c), *(eager_ev.evaluate_value(x, c, 6.5)
+                                           if ev.has_value else ())
+        for a, b in zip(traced, eager):
+            assert np.abs(a - b).max() < 1e-5
+
+
+def test_a_network_that_cannot_be_traced_runs_eagerly(monkeypatch, caplog) -> None:
+    ev = PolicyEvaluator(device="cpu", threads=1, precision="bf16")
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("no tracing here")
+    monkeypatch.setattr(torch.jit, "trace", refuse)
+    x = np.zeros((2, N_PLANES, 9, 9), np.uint8)
+    x[:, LEGAL] = 1
+    with caplog.at_level("INFO", logger="engine"):
+        probs, values = ev.evaluate_value(x, np.array([1, 2]), 7.5)
+    assert probs.shape == (2, 81) and np.allclose(probs.sum(axis=1), 1, atol=1e-5)
+    assert ev._traced == {(9, True, ev.precision): None}
+    assert "no traced forward pass on 9x9 (RuntimeError: no tracing here); eager" in caplog.text
