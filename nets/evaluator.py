@@ -55,14 +55,16 @@ class PolicyEvaluator:
     why, for the log.  On the CPU the network uses ``threads`` intra-op
     threads (None: torch's default) and keeps its activations channels-last
     (``memory_format``: auto, channels_last, contiguous; auto is
-    channels-last on a CPU, where every shipped network evaluates 1.1-1.9x
+    channels-last on a CPU, where the networks measured evaluate 1.1-1.9x
     faster so, contiguous on CUDA).  On a CPU in bf16 the forward pass runs
     as a frozen TorchScript trace, one per (board size, heads), made on
     first use and checked against the eager pass (the same answers, 13%
-    more rollouts a second beside one search thread; eager where tracing
-    fails, logged, and in float32, where the trace was 10-15% slower).  Calls are serialised by a lock, so the
-    GTP thread (policy-only moves, root evaluations) and the prior worker
-    may share one evaluator.
+    more rollouts a second beside one search thread); it runs eagerly in
+    float32, where the trace was 5-15% slower, and wherever tracing fails
+    (logged: TorchScript is deprecated in torch 2.13, the pinned version,
+    and a later torch without it costs speed only).  Calls are serialised
+    by a lock, so the GTP thread (policy-only moves, root evaluations) and
+    the prior worker may share one evaluator.
     """
 
     #: what the checkpoint's model must have learnt (its config's ``task``)
