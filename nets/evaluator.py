@@ -24,6 +24,15 @@ from nets.precision import autocast, resolve as resolve_precision
 
 log = logging.getLogger("engine")
 
+# The traced forward pass (PolicyEvaluator._trace): TorchScript's notes that it
+# is deprecated, and the tracer's on the models' input checks (constants in a
+# trace of one board size, which is what the evaluator makes), say nothing a
+# user can act on.  Filters, not warnings.catch_warnings, which is not
+# thread-safe (the prior worker traces).
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated",
+                        category=DeprecationWarning)
+warnings.filterwarnings("ignore", category=torch.jit.TracerWarning, module=r"nets\.")
+
 #: The network ``make play`` and ``python -m engine.gtp`` use by default.
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "res6v.pt"
 #: The ownership network they use by default (nets/ownership.py).
@@ -222,8 +231,7 @@ class PolicyEvaluator:
         sample = (x, torch.tensor([0, 1, 0]), torch.tensor([7.5, 0.5, -3.0]))
         traced = None
         try:
-            with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")     # TorchScript's deprecation and tracer notes
+            with torch.inference_mode(False), torch.no_grad():
                 traced = torch.jit.freeze(torch.jit.trace(forward, sample, check_trace=False))
                 got, want = traced(*sample), forward(*sample)
             got, want = (got, want) if value else ((got,), (want,))

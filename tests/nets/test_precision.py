@@ -147,15 +147,15 @@ def test_the_traced_forward_pass_gives_the_eager_answers(name) -> None:
     assert all(t is not None for t in ev._traced.values()) and len(ev._traced) == \
         (2 if ev.has_value else 1)
     rng = np.random.default_rng(5)
-    for batch in (1, 3, 17):
+    for batch, komi in ((1, 6.5), (3, 0.5), (17, -7.5)):     # komi is an input, not a constant
         x = rng.integers(0, 2, (batch, N_PLANES, n, n)).astype(np.uint8)
         x[:, LEGAL] = 1
         c = rng.integers(1, 3, batch).astype(np.int32)
-        traced = ev.evaluate(x, c), *(ev.evaluate_value(x, c, 6.5) if ev.has_value else ())
+        traced = ev.evaluate(x, c), *(ev.evaluate_value(x, c, komi) if ev.has_value else ())
         eager_ev = PolicyEvaluator(WEIGHTS / f"{name}.pt", device="cpu", threads=1,
                                    precision="bf16")
         eager_ev._trace = lambda n, value: None
-        eager = eager_ev.evaluate(x, c), *(eager_ev.evaluate_value(x, c, 6.5)
+        eager = eager_ev.evaluate(x, c), *(eager_ev.evaluate_value(x, c, komi)
                                            if ev.has_value else ())
         for a, b in zip(traced, eager):
             assert np.abs(a - b).max() < 1e-5
