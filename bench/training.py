@@ -45,6 +45,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from bench.inference import (BenchError, parse_counts, parse_precisions, speed_table_head,
                              speed_table_row)
 from nets import data as D
+from nets.evaluator import pick_device
 from nets.models import MODELS, build_model, count_parameters
 from nets.precision import autocast, resolve as resolve_precision
 from nets.train import pick_memory_format, policy_value_loss, train_step
@@ -52,21 +53,26 @@ from nets.train import pick_memory_format, policy_value_loss, train_step
 CPU = torch.device("cpu")
 
 
-def pick_device(spec: str) -> torch.device:
-    if spec == "auto":
-        spec = "cuda" if torch.cuda.is_available() else "cpu"
-    if spec == "cuda" and not torch.cuda.is_available():
-        raise BenchError("--device cuda: no CUDA device here")
-    if spec not in ("cpu", "cuda"):
+def training_device(spec: str) -> torch.device:
+    """``--device``: the evaluator's choice of device (auto: CUDA where
+    there is one), for a CPU or a CUDA device only."""
+    try:
+        device = pick_device(spec)
+    except ValueError as e:         # CUDA asked for, but not here
+        raise BenchError(f"--device {spec}: {e}") from None
+    except RuntimeError:            # not a device name torch knows
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
         raise BenchError(f"--device: unknown {spec!r} (cpu, cuda, auto)")
-    return torch.device(spec)
+    return device
 
 
 PHASES = ("batch", "forward", "backward", "clip", "optimiser")
 
 
 def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
-            seconds: float, memory_format=torch.contiguous_format, device: torch.device = CPU) -> dict:
+            seconds: float, memory_format=torch.contiguous_format,
+            device: torch.device = CPU) -> dict:
     """Positions per second of ``model`` trained in ``precision`` (gradient
     norm clipped at 5, as the long runs train), and the seconds per step
     of each of PHASES: the batch (replay, planes, symmetry, value
@@ -127,7 +133,7 @@ def run(args: argparse.Namespace) -> list[dict]:
         raise BenchError(str(e)) from None
     train_games, _ = cache.split()
     sampler = D.PositionSampler(cache, train_games, seed=1)
-    device = pick_device(args.device)
+    device = training_device(args.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
     auto = resolve_precision("auto", device)
