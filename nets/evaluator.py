@@ -199,14 +199,12 @@ class PolicyEvaluator:
         traced = self._trace(x.shape[-1], komi is not None) if self._traces else None
         if traced is not None:
             out = traced(x, col, torch.full((x.shape[0],), 0.0 if komi is None else komi))
-            if komi is None:
-                return (self._softmax(x, out),)
-            logits, value = out
-            return self._softmax(x, logits), torch.sigmoid(value)
-        with autocast(self.device, self.precision, cache=not capture):
-            if komi is None:
-                return (self._softmax(x, self.model(x, col)),)
-            logits, value, _ = self.model(x, col, komi)
+        else:
+            with autocast(self.device, self.precision, cache=not capture):
+                out = self.model(x, col) if komi is None else self.model(x, col, komi)[:2]
+        if komi is None:
+            return (self._softmax(x, out),)
+        logits, value = out
         return self._softmax(x, logits), torch.sigmoid(value.float())
 
     @property
