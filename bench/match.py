@@ -11,9 +11,11 @@
 Game ``i`` (0-based) gives the engine under test Black when ``i`` is even,
 White when odd (``--engine-color black`` or ``white`` fixes its colour: a
 handicap match).  ``--handicap H`` (2 or more) gives Black H stones at
-GTP's fixed places: both programs get ``fixed_handicap H`` after ``komi``
-and must answer those places (a program that places them elsewhere, or
-refuses, forfeits), and White moves first; the SGF record has them (AB, HA).  Both programs are started afresh for every game (a crash
+GTP's fixed places: both programs get ``fixed_handicap H`` after ``komi``;
+one that places them elsewhere (Pachi's third stone) is cleared and given
+GTP's places with ``set_free_handicap`` (noted in the record), one that
+refuses both forfeits.  White moves first; the SGF record has the stones
+(AB, HA).  Both programs are started afresh for every game (a crash
 or hang cannot leak into the next game) and get ``boardsize``,
 ``clear_board`` and ``komi``, then the ``--engine-setup`` /
 ``--opponent-setup`` commands (repeatable: rules, threads or time per move
@@ -317,6 +319,34 @@ class Side:
             pass
 
 
+def place_handicap(p: Side, handicap: int, stones: list[int], board: Board, komi: float,
+                   notes: list[str]) -> None:
+    """``fixed_handicap`` to one program; where it places the stones
+    elsewhere than GTP's fixed places (Pachi puts its third stone at Q4, not
+    D16: the same shape in another corner), its board is cleared and the
+    stones go to GTP's places with ``set_free_handicap``, noted in the
+    record.  A program that refuses both, or that answers neither with
+    vertices, forfeits."""
+    answer = p.send(f"fixed_handicap {handicap}")
+    try:
+        placed = {board.point(*v) for v in (parse_vertex(t, board.size) for t in answer.split())
+                  if v is not None}
+    except GtpError:
+        raise Forfeit(p.role, "garbage", f"fixed_handicap {handicap}: not vertices: "
+                      f"{answer.strip()!r}") from None
+    if placed == set(stones):
+        return
+    wanted = " ".join(board.name(q) for q in stones)
+    p.send("clear_board")
+    p.send(f"komi {komi:g}")
+    if p.try_send(f"set_free_handicap {wanted}", notes) is None:
+        raise Forfeit(p.role, "garbage", f"fixed_handicap {handicap} placed the stones at "
+                      f"{answer.strip()}, not GTP's fixed places ({wanted}), and "
+                      f"set_free_handicap {wanted} failed")
+    notes.append(f"{p.role}: fixed_handicap {handicap} placed the stones at {answer.strip()}, "
+                 f"not GTP's fixed places; set_free_handicap {wanted} instead")
+
+
 def parse_genmove(answer: str, size: int) -> tuple | str | None:
     """'resign', None for a pass, or (col, row); ValueError otherwise."""
     token = answer.strip()
@@ -457,12 +487,7 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             p.send("clear_board")
             p.send(f"komi {komi:g}")
             if stones:
-                placed = {board.point(*v) for v in (
-                    parse_vertex(t, size) for t in p.send(f"fixed_handicap {cfg.handicap}").split())
-                    if v is not None}
-                if placed != set(stones):
-                    raise Forfeit(role, "garbage", f"fixed_handicap {cfg.handicap} placed the "
-                                  f"stones elsewhere than GTP's fixed places")
+                place_handicap(p, cfg.handicap, stones, board, komi, notes)
             for command in (cfg.setup or {}).get(role, []):
                 p.send(command)
             if cfg.clock is not None:

@@ -23,7 +23,9 @@ STUB = textwrap.dedent('''
     at its K-th genmove: random (pass from then on), crash (exit), garbage
     (a vertex off the board), hang (sleep), slow (1.5 s), illegal (an occupied point),
     resign; refuse answers every play with '?'; badname dies at once; claim
-    lists the opponent's first stone as dead.
+    lists the opponent's first stone as dead; skew (as Pachi) and skewfree
+    answer fixed_handicap 3 with D4 Q16 Q4, and only skew takes
+    set_free_handicap.
     """
     import random, sys, time
 
@@ -65,6 +67,14 @@ STUB = textwrap.dedent('''
             stones = {}
             out("")
         elif name == "komi":
+            out("")
+        elif name == "fixed_handicap" and mode.startswith("skew"):
+            for v in ("D4", "Q16", "Q4"):
+                stones[parse(v)] = "b"
+            out("D4 Q16 Q4")
+        elif name == "set_free_handicap" and mode == "skew":
+            for v in args:
+                stones[parse(v)] = "b"
             out("")
         elif name == "play":
             if mode == "refuse":
@@ -378,6 +388,30 @@ def test_a_program_that_refuses_the_handicap_forfeits(tmp_path, stub):
                  handicap=2)
     (r,) = run(cfg)
     assert r["end"] == "forfeit" and r["error"]["side"] == "engine"
+
+
+def test_a_handicap_placed_elsewhere_goes_to_gtps_places(tmp_path, stub):
+    """Pachi answers fixed_handicap 3 with D4 Q16 Q4, not GTP's D4 Q16 D16:
+    its board is cleared and given GTP's places with set_free_handicap, and
+    the record says so; a program that refuses set_free_handicap too
+    forfeits, with both placements named."""
+    cfg = config(tmp_path, stub("skew", 3, 1), stub("skew", 3, 2), games=1, size=19,
+                 max_moves=6, handicap=3, engine_color="black")
+    (r,) = run(cfg)
+    assert r["error"] is None, r
+    assert sorted(r["setup"]) == ["D16", "D4", "Q16"]
+    assert r["record"][0].startswith("W ")
+    assert [n for n in r["notes"] if "fixed_handicap" in n] == [
+        f"{side}: fixed_handicap 3 placed the stones at D4 Q16 Q4, not GTP's fixed places; "
+        "set_free_handicap D4 Q16 D16 instead" for side in ("engine", "opponent")]
+    cfg = config(tmp_path, stub("skew", 3, 1), stub("skewfree", 3, 2), games=1, size=19,
+                 max_moves=6, handicap=3, engine_color="black")
+    cfg.sgf_dir = tmp_path / "refused"
+    (r,) = run(cfg)
+    assert r["end"] == "forfeit" and r["error"]["side"] == "opponent"
+    assert r["error"]["message"] == ("fixed_handicap 3 placed the stones at D4 Q16 Q4, not "
+                                     "GTP's fixed places (D4 Q16 D16), and set_free_handicap "
+                                     "D4 Q16 D16 failed")
 
 
 def test_resume_plays_only_the_games_not_yet_played(tmp_path, stub, capsys):
