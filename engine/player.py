@@ -334,14 +334,18 @@ class Player:
             board.to_move = color
         return self.search.network_policy(board, self.history())
 
-    def _policy_move(self, c: int, cleanup: bool) -> int:
+    def _policy_move(self, c: int, cleanup: bool) -> int | str:
         """The paper's "CNN alone": the network's most probable legal move
         that fills no own eye (during the first ``policy_sample`` moves of
         a game, one drawn in proportion to the network's probabilities
         instead), a pass where the network has a pass output and ranks it
         first.  It passes when nothing else is left, or when the opponent
         passed and a short playout count says the game is won (and, in
-        cleanup mode, no dead opponent stones are left)."""
+        cleanup mode, no dead opponent stones are left); it resigns when
+        the opponent passed, the count loses, and that search's winrate
+        for it is below ``resign`` (the game is over and lost: playing on
+        would only fill the board until the opponent's stones run out of
+        liberties)."""
         game = self.game
         board = game.board
         started = time.perf_counter()
@@ -357,13 +361,17 @@ class Player:
         else:
             move = next(allowed, PASS)
         if self._opponent_passed():
-            margin, own = self._count_after_pass(c)
-            dead = [p for p in self._dead_stones(own) if board.color(p) != c]
+            margin, after = self._count_after_pass(c)
+            dead = [p for p in self._dead_stones(after.ownership) if board.color(p) != c]
             if margin > 0 and not (cleanup and dead):
                 move = PASS
+            elif (margin < 0 and 1.0 - after.winrate < self.config.resign
+                  and not self.komi_helps(c)):
+                move = "resign"
         best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
         log.info("genmove %s (policy only): %s in %.3fs | %s", "b" if c == BLACK else "w",
-                 board.name(move), time.perf_counter() - started, best)
+                 "resign" if move == "resign" else board.name(move),
+                 time.perf_counter() - started, best)
         return move
 
     def _budget(self, c: int) -> float | None:
@@ -408,8 +416,8 @@ class Player:
             return PLAY_ON
         return result.move
 
-    def _count_after_pass(self, c: int) -> tuple[float, np.ndarray]:
-        """(margin for ``c``, ownership) once ``c`` has passed: a short
+    def _count_after_pass(self, c: int) -> tuple[float, SearchResult]:
+        """(margin for ``c``, the search) once ``c`` has passed: a short
         search of the position after the pass, the opponent to move, kept
         for the reports that follow.  Every chain is judged with the
         opponent moving first: ``c``'s own as final_score's count judges
@@ -427,7 +435,7 @@ class Player:
                                  max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
                                  history=(PASS,) + self.history())
         self._ownership = (position_key(after), result)
-        return self._margin(c, result.ownership), result.ownership
+        return self._margin(c, result.ownership), result
 
     def _search_without_pass(self, result: SearchResult, budget: float | None) -> SearchResult:
         """When the player must play on but the search liked a pass best:

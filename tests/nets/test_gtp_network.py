@@ -82,6 +82,33 @@ def test_policy_only_plays_on_9x9_and_passes_back_when_the_count_wins(engine):
     assert e.player.search.queue.stats.requested == 0 and e.player._worker is None
 
 
+def _lost_9x9(e) -> None:
+    """Black's wall on row 2 (three eyes on row 1) against White's on row
+    3: White's 63 points to Black's 18, and White passes."""
+    e.ok("boardsize 9")
+    e.ok("clear_board")
+    for col in "ABCDEFGHJ":
+        e.ok(f"play b {col}2")
+        e.ok(f"play w {col}3")
+    e.ok("play b C1")
+    e.ok("play w E7")
+    e.ok("play b G1")
+    e.ok("play w pass")
+
+
+def test_policy_only_resigns_a_lost_game_after_the_opponents_pass(engine):
+    """After the opponent's pass the count and its playouts (White 45
+    points up and more) say the game is lost: policy-only play resigns
+    instead of filling the board, and plays on where --resign 0 says
+    never to resign."""
+    e = engine("--policy-only")
+    _lost_9x9(e)
+    assert e.ok("genmove b") == "resign"
+    e = engine("--policy-only", "--resign", "0")
+    _lost_9x9(e)
+    assert e.ok("genmove b") not in ("pass", "resign")
+
+
 def _opening(e, moves: int) -> list[str]:
     e.ok("boardsize 19")
     e.ok("clear_board")
