@@ -14,7 +14,11 @@ per-example rate), halved at the steps of ``--halve-at`` (default: half
 and three quarters of ``--steps``; a resumed run keeps the learning rate
 and halving steps stored in its checkpoint unless ``--lr``/``--halve-at``
 are given).  ``--optimizer adam`` uses Adam
-(default lr 0.001) with the same halvings.  The loss is the cross-entropy of
+(default lr 0.001) with the same halvings.  ``--cosine-from STEP`` suits a
+long run that is resumed session after session: from STEP on the rate
+falls along a half cosine from its value there to nothing at ``--steps``
+(halvings after STEP are ignored; the checkpoint keeps STEP, and a run whose
+``--steps`` is raised stretches the curve from where it is).  The loss is the cross-entropy of
 the move played over all points (the net learns legality itself);
 accuracy is measured with illegal points masked (the LEGAL plane), as the
 engine plays.
@@ -135,6 +139,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--halve-at", default=None,
                     help="comma-separated steps where the lr halves (default: steps/2, "
                          "3*steps/4; 'none' for a constant lr)")
+    ap.add_argument("--cosine-from", default=None, metavar="STEP",
+                    help="from this step on the lr falls along a half cosine to 0 at --steps "
+                         "(default: never, or the checkpoint's when resuming; 'none' turns "
+                         "it off)")
     ap.add_argument("--eval-every", type=int, default=1000)
     ap.add_argument("--checkpoint-every", type=int, default=None,
                     help="also write last.pt every N steps (default: at evaluations only)")
@@ -241,6 +249,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise TrainError(f"--ownership-weight must be a number >= 0, got {args.ownership_weight}")
     if args.ema is not None and not (0 <= args.ema < 1):
         raise TrainError(f"--ema must be a decay in [0, 1), got {args.ema}")
+    cosine_start(args.cosine_from, {})
 
 
 def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
@@ -302,9 +311,33 @@ def halve_points(spec: str | None, steps: int) -> list[int]:
         raise TrainError(f"--halve-at must be comma-separated step numbers, got {spec!r}") from None
 
 
-def lr_at(step: int, base: float, halvings: list[int]) -> float:
-    """Learning rate of the step that follows ``step`` completed steps."""
-    return base * 0.5 ** sum(1 for h in halvings if step >= h)
+def lr_at(step: int, base: float, halvings: list[int], cosine_from: int | None = None,
+          steps: int = 0) -> float:
+    """Learning rate of the step that follows ``step`` completed steps:
+    ``base`` halved at each of ``halvings`` passed; from ``cosine_from`` on
+    (halvings after it ignored) the rate there times (1 + cos(pi t)) / 2, t
+    going from 0 at ``cosine_from`` to 1 at ``steps``."""
+    if cosine_from is None or step < cosine_from:
+        return base * 0.5 ** sum(1 for h in halvings if step >= h)
+    start = base * 0.5 ** sum(1 for h in halvings if cosine_from >= h)
+    t = min((step - cosine_from) / max(steps - cosine_from, 1), 1.0)
+    return start * 0.5 * (1.0 + math.cos(math.pi * t))
+
+
+def cosine_start(spec: str | None, state: dict) -> int | None:
+    """``--cosine-from``: a step number, 'none', or (None) the checkpoint's."""
+    if spec is None:
+        got = state.get("cosine_from")
+        return None if got is None else int(got)
+    if spec.strip().lower() == "none":
+        return None
+    try:
+        step = int(spec)
+    except ValueError:
+        raise TrainError(f"--cosine-from must be a step number or 'none', got {spec!r}") from None
+    if step < 0:
+        raise TrainError(f"--cosine-from must be a step number >= 0, got {step}")
+    return step
 
 
 # --------------------------------------------------------------------------
@@ -691,6 +724,7 @@ def train(args: argparse.Namespace) -> dict:
         halvings = [int(h) for h in state["halve_at"]]
     else:
         halvings = halve_points(args.halve_at, args.steps)
+    cosine_from = cosine_start(args.cosine_from, state)
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(param_groups(model, args.head_lr_scale), lr=base_lr, momentum=0.0,
                               weight_decay=args.weight_decay)
@@ -786,6 +820,7 @@ def train(args: argparse.Namespace) -> dict:
             "init_trunk": trunk_from,
             "train_state": {"step": step, "seed": args.seed, "optimizer": args.optimizer,
                             "base_lr": base_lr, "halve_at": halvings, "batch": args.batch,
+                            "cosine_from": cosine_from,
                             "world_size": world, "positions_per_game": args.positions_per_game,
                             "clip_grad": args.clip_grad, "value_weight": args.value_weight,
                             "head_lr_scale": args.head_lr_scale, "ema": args.ema,
@@ -827,6 +862,8 @@ def train(args: argparse.Namespace) -> dict:
             + (f", value loss x{args.value_weight:g}" if getattr(model, "has_value", False)
                else "")
             + f", halved at {halvings or 'never'}"
+            + (f", from step {cosine_from} falling along a half cosine to 0 at step {args.steps}"
+               if cosine_from is not None else "")
             + (f", gradient norm clipped at {args.clip_grad:g}" if args.clip_grad else "")
             + (f", weights averaged (decay {args.ema:g})" if ema is not None else "")
             + f"; features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})"
@@ -837,7 +874,7 @@ def train(args: argparse.Namespace) -> dict:
         if ema is not None:
             averaged = evaluate_fn(ema.module, val, device, autocast)
             result.update({"ema_" + k: v for k, v in averaged.items() if not k.endswith("positions")})
-        result.update(step=step, train_loss=train_loss, lr=lr_at(step, base_lr, halvings),
+        result.update(step=step, train_loss=train_loss, lr=lr_at(step, base_lr, halvings, cosine_from, args.steps),
                       seconds=round(time.time() - t_start, 1))
         accs = " ".join(f"{k} {result[k]:.4f}" for k in ACCURACY_KEYS
                         if result.get(k) is not None)
@@ -867,7 +904,7 @@ def train(args: argparse.Namespace) -> dict:
         it = iter(loader)
         deadline = None if args.minutes is None else t_start + 60.0 * args.minutes
         while step < args.steps:
-            lr = lr_at(step, base_lr, halvings)
+            lr = lr_at(step, base_lr, halvings, cosine_from, args.steps)
             for g in opt.param_groups:
                 g["lr"] = lr * g.get("lr_scale", 1.0)
             batch = next(it)

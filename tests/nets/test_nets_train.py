@@ -72,6 +72,35 @@ def test_sgd_schedule_halves() -> None:
     assert T.lr_at(99, 0.128, [50, 75]) == 0.032
 
 
+def test_cosine_schedule_falls_to_nothing_at_the_last_step() -> None:
+    """--cosine-from 100 with --steps 300, after a halving at 50: the rate
+    is 0.5 until step 100, then half a cosine down to 0 at 300; a halving
+    after the cosine's start no longer counts."""
+    assert T.lr_at(99, 1.0, [50], 100, 300) == 0.5
+    assert T.lr_at(100, 1.0, [50], 100, 300) == 0.5
+    assert T.lr_at(200, 1.0, [50, 150], 100, 300) == pytest.approx(0.25)
+    assert T.lr_at(300, 1.0, [50], 100, 300) == pytest.approx(0.0)
+    assert T.lr_at(400, 1.0, [50], 100, 300) == pytest.approx(0.0)
+    assert T.cosine_start(None, {"cosine_from": 7}) == 7
+    assert T.cosine_start("none", {"cosine_from": 7}) is None
+    assert T.cosine_start("12", {}) == 12
+
+
+def test_resume_keeps_the_cosine_unless_told(cache, tmp_path, capsys) -> None:
+    """The checkpoint keeps --cosine-from: a resumed run's rate goes on down
+    the same curve (metrics.jsonl's lr), and the log says so."""
+    run = tmp_path / "run"
+    common = ["--data", str(cache), "--out", str(run), "--eval-every", "2", "--lr", "0.001",
+              *TINY]
+    assert T.main([*common, "--steps", "2", "--cosine-from", "0", "--halve-at", "none"]) == 0
+    assert "from step 0 falling along a half cosine to 0 at step 2" in capsys.readouterr().err
+    assert T.main([*common, "--steps", "4", "--resume", "--halve-at", "none"]) == 0
+    assert "from step 0 falling along a half cosine to 0 at step 4" in capsys.readouterr().err
+    assert load_checkpoint(run / "last.pt").metadata["train_state"]["cosine_from"] == 0
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["step"] == 4 and rows[-1]["lr"] == pytest.approx(0.0)
+
+
 def test_clip_grad_caps_the_step() -> None:
     """With plain SGD at lr 1, a step moves the weights by the gradient
     itself: clipped to norm 0.01 the move is 0.01 long, unclipped far longer."""
@@ -160,7 +189,8 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
     ("--lr", "nan"), ("--lr", "-1"), ("--weight-decay", "inf"), ("--val-positions", "-5"),
     ("--positions-per-game", "0"), ("--threads", "0"), ("--checkpoint-every", "0"),
     ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan"),
-    ("--clip-grad", "off"), ("--ema", "1"), ("--ema", "-0.1")])
+    ("--clip-grad", "off"), ("--ema", "1"), ("--ema", "-0.1"), ("--cosine-from", "x"),
+    ("--cosine-from", "-1")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])
