@@ -343,9 +343,8 @@ class Player:
         passed and a short playout count says the game is won (and, in
         cleanup mode, no dead opponent stones are left); it resigns when
         the opponent passed, the count loses, and that search's winrate
-        for it is below ``resign`` (the game is over and lost: playing on
-        would only fill the board until the opponent's stones run out of
-        liberties)."""
+        for it (on at least 200 visits) is below ``resign`` (the game is
+        over and lost: playing on would only fill the board)."""
         game = self.game
         board = game.board
         started = time.perf_counter()
@@ -365,7 +364,7 @@ class Player:
             dead = [p for p in self._dead_stones(after.ownership) if board.color(p) != c]
             if margin > 0 and not (cleanup and dead):
                 move = PASS
-            elif (margin < 0 and 1.0 - after.winrate < self.config.resign
+            elif (margin < 0 and after.visits >= 200 and 1.0 - after.winrate < self.config.resign
                   and not self.komi_helps(c)):
                 move = "resign"
         best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
