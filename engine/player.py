@@ -152,6 +152,12 @@ class Player:
             spare.attach_ownership(self.ownership_network.evaluate, self.ownership_network.supports)
         if spare.network is not None or spare.ownership_net is not None:
             spare.run(Game(size=9).board, 7.5, max_sims=64)   # a network's first call is slow too
+        warm = getattr(self.network, "warm", None)
+        if warm is not None:
+            # the forward passes the prior worker will run for the game's
+            # size (traced on a CPU), made now rather than while the first
+            # genmove searches without its priors
+            warm(self.config.board_size, 1)
         area_score(board.b, board.s)
         log.info("kernels ready in %.1fs", time.perf_counter() - started)
         if marker is not None:
