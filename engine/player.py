@@ -370,8 +370,7 @@ class Player:
             dead = [p for p in self._dead_stones(after.ownership) if board.color(p) != c]
             if margin > 0 and not (cleanup and dead):
                 move = PASS
-            elif (margin < 0 and after.visits >= 200 and 1.0 - after.winrate < self.config.resign
-                  and not self.komi_helps(c)):
+            elif margin < 0 and self._lost(c, 1.0 - after.winrate, after.visits):
                 move = "resign"
         best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
         log.info("genmove %s (policy only): %s in %.3fs | %s", "b" if c == BLACK else "w",
@@ -385,6 +384,13 @@ class Player:
             budget = self.config.move_time if budget is None else min(budget, self.config.move_time)
         return budget
 
+    def _lost(self, c: int, winrate: float, visits: int) -> bool:
+        """Whether ``c`` may resign on a search's ``winrate`` for it: below
+        ``resign`` on at least 200 visits, and no dynamic komi on its side
+        (its winrate is then not the real game's)."""
+        return (self.config.resign > 0 and visits >= 200 and winrate < self.config.resign
+                and not self.komi_helps(c))
+
     def _decide(self, c: int, result: SearchResult, cleanup: bool) -> int | str:
         """The search's choice, with the rules around it: resign when lost
         (judged on at least 200 visits, the kept subtree's included: a search
@@ -394,8 +400,7 @@ class Player:
         cleanup mode no pass while the opponent has dead stones.  PLAY_ON:
         the search's best move other than a pass."""
         game = self.game
-        if (self.config.resign > 0 and result.visits >= 200 and result.winrate < self.config.resign
-                and len(game.moves) > game.size and not self.komi_helps(c)):
+        if len(game.moves) > game.size and self._lost(c, result.winrate, result.visits):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
             return PLAY_ON

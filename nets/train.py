@@ -317,11 +317,12 @@ def lr_at(step: int, base: float, halvings: list[int], cosine_from: int | None =
     ``base`` halved at each of ``halvings`` passed; from ``cosine_from`` on
     (halvings after it ignored) the rate there times (1 + cos(pi t)) / 2, t
     going from 0 at ``cosine_from`` to 1 at ``steps``."""
-    if cosine_from is None or step < cosine_from:
-        return base * 0.5 ** sum(1 for h in halvings if step >= h)
-    start = base * 0.5 ** sum(1 for h in halvings if cosine_from >= h)
+    halved_at = step if cosine_from is None else min(step, cosine_from)
+    rate = base * 0.5 ** sum(1 for h in halvings if halved_at >= h)
+    if cosine_from is None or step <= cosine_from:
+        return rate
     t = min((step - cosine_from) / max(steps - cosine_from, 1), 1.0)
-    return start * 0.5 * (1.0 + math.cos(math.pi * t))
+    return rate * 0.5 * (1.0 + math.cos(math.pi * t))
 
 
 def cosine_start(spec: str | None, state: dict) -> int | None:
@@ -874,7 +875,8 @@ def train(args: argparse.Namespace) -> dict:
         if ema is not None:
             averaged = evaluate_fn(ema.module, val, device, autocast)
             result.update({"ema_" + k: v for k, v in averaged.items() if not k.endswith("positions")})
-        result.update(step=step, train_loss=train_loss, lr=lr_at(step, base_lr, halvings, cosine_from, args.steps),
+        result.update(step=step, train_loss=train_loss,
+                      lr=lr_at(step, base_lr, halvings, cosine_from, args.steps),
                       seconds=round(time.time() - t_start, 1))
         accs = " ".join(f"{k} {result[k]:.4f}" for k in ACCURACY_KEYS
                         if result.get(k) is not None)
