@@ -821,13 +821,14 @@ class Board:
     def is_legal(self, p: int, c: int) -> bool:
         return self.legality(p, c) is None
 
-    def play(self, p: int, c: int | None = None) -> int:
-        """Play a legal move (positional superko included); returns the
-        number of captured stones.  Raises IllegalMove otherwise."""
+    def play(self, p: int, c: int | None = None, superko: bool = True) -> int:
+        """Play a legal move (positional superko included, unless ``superko``
+        is False); returns the number of captured stones.  Raises IllegalMove
+        otherwise."""
         if c is None:
             c = self.to_move
         reason = self.legality(p, c)
-        if reason is not None:
+        if reason is not None and (superko or reason != "superko"):
             raise IllegalMove(f"illegal move ({reason})")
         n = play(self.b, self.s, ZOBRIST, p, c)
         self.history.append(int(self.s[S_HASH]))

@@ -106,8 +106,15 @@ class Game:
         self.komi_adjust = {BLACK: 0.0, WHITE: 0.0}
 
     def play(self, color: int, p: int) -> int:
-        """Play a move of either colour (GTP allows any order)."""
-        n = self.board.play(p, color)
+        """Play a move of either colour (GTP allows any order).
+
+        A move that repeats an earlier position is taken: whoever sends it
+        (a server, a GTP controller, a game record) judges superko by its
+        own rules, and simple-ko rules (GNU Go's, KGS's Japanese) allow it.
+        Refusing it would leave the engine a move behind the game.  The
+        engine's own moves never repeat a position: the search leaves them
+        out.  Occupied points, suicide and the simple-ko retake are refused."""
+        n = self.board.play(p, color, superko=False)
         self.moves.append((color, p))
         return n
 

@@ -325,6 +325,35 @@ def test_immediate_ko_retake_is_illegal() -> None:
     assert e.fail("play w C3") == "illegal move"
 
 
+def test_play_takes_a_move_that_repeats_a_position_and_genmove_never_plays_one() -> None:
+    """GNU Go and KGS's Japanese rules know only simple ko: the controller
+    relays a move that recreates an earlier position.  The engine takes it
+    (refusing it left it a move behind GNU Go in a CI game), can undo it,
+    and never plays such a move itself."""
+    e = Engine()
+    e.play_all("boardsize 5", "b B4", "w C4", "b A3", "w B3", "w D3", "b B2", "w C2",
+               "b C3",              # takes the ko
+               "w E1", "b E2",      # threat and answer
+               "w B3",              # retakes
+               "b pass", "w pass")  # b C3 now recreates the position after b E2
+    before = e.ok("showboard")
+    e.ok("play b C3")
+    assert e.ok("showboard") == "\n".join([
+        "   A B C D E",
+        " 5 . . . . . 5",
+        " 4 . X O . . 4",
+        " 3 X . X O . 3",
+        " 2 . X O . X 2     WHITE (O) has captured 1 stones",
+        " 1 . . . . O 1     BLACK (X) has captured 2 stones",
+        "   A B C D E",
+    ])
+    assert_move_answer(e.ok("genmove w"), 5)   # the search goes on from there
+    e.ok("undo")
+    e.ok("undo")
+    assert e.ok("showboard") == before
+    assert e.ok("genmove b").upper() != "C3"
+
+
 # ---------------------------------------------------------------------------
 # genmove
 
