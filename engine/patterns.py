@@ -163,10 +163,6 @@ def canonical_table() -> np.ndarray:
     return canon
 
 
-def canonical_code(code: int) -> int:
-    return int(canonical_table()[code])
-
-
 def expand_gammas(codes: np.ndarray, gammas: np.ndarray, default: float) -> np.ndarray:
     """Flat float32 table over all raw codes from per-canonical-class
     weights; codes of classes not listed get ``default``."""
