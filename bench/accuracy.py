@@ -2,7 +2,7 @@
 
     python -m bench.accuracy CHECKPOINT [DATA_DIR] [--games G] [--positions N]
         [--seed S] [--batch 256] [--threads T] [--precision auto|fp32|bf16]
-        [--compare-precision] [--json FILE]
+        [--compare-precision] [--symmetries 1|8] [--json FILE]
 
 ``DATA_DIR`` (default ``data/test19``, the held-out Tom.com games; the KGS
 held-out set is ``data/test19_kgs``) is searched recursively for ``*.sgf``.
@@ -28,6 +28,9 @@ temporary game cache of them (same filters, same BR/WR rank parsing and
 defaults, same move encoding as for training) and its replay kernel
 (``nets.data._emit``) writes the input planes of the chosen positions, with
 the rank planes of the player to move and no symmetry (identity only).
+With ``--symmetries 8`` each position is shown to the net in the board's 8
+symmetries and its probabilities are their mean, as the engine's
+policy-only play takes them (``--policy-symmetries``).
 Passes are replayed but are positions only for a net with a pass output
 (the 9x9 ``res9``), whose top-k ranks the pass among the legal points.
 
@@ -138,10 +141,28 @@ def replay_chunks(cache: D.GameCache, games, picks, starts, chunk: int):
 # scoring
 
 
-def score_batch(model, x, y, col, precision: str = "fp32") -> dict:
+def _image(t, k: int):
+    """Symmetry k of the last two axes (engine.priors.symmetry in torch)."""
+    import torch
+    t = torch.rot90(t, k % 4, dims=(-2, -1))
+    return torch.flip(t, dims=(-1,)) if k >= 4 else t
+
+
+def _back(t, k: int):
+    """The inverse of :func:`_image`."""
+    import torch
+    if k >= 4:
+        t = torch.flip(t, dims=(-1,))
+    return torch.rot90(t, -(k % 4), dims=(-2, -1))
+
+
+def score_batch(model, x, y, col, precision: str = "fp32", symmetries: int = 1) -> dict:
     """Top-k hits, summed log-loss, the count of played moves that the
     LEGAL plane calls illegal (should be 0) and the top-1 points of one
-    batch, the net run in ``precision`` (fp32 or bf16)."""
+    batch, the net run in ``precision`` (fp32 or bf16).  ``symmetries`` 8:
+    the net's probabilities are the mean over the board's 8 symmetries
+    (each image's logits mapped back, masked and soft-maxed, then
+    averaged), as the engine's policy-only play takes them."""
     import torch
 
     from nets.models import legal_mask, masked_log_softmax
@@ -149,11 +170,20 @@ def score_batch(model, x, y, col, precision: str = "fp32") -> dict:
 
     xt = torch.from_numpy(x)
     yt = torch.from_numpy(y)
-    with torch.no_grad(), autocast(torch.device("cpu"), precision):
-        logits = model(xt.float(), torch.from_numpy(col))
+    n = x.shape[-1]
+    logps = []
+    for k in range(symmetries):
+        with torch.no_grad(), autocast(torch.device("cpu"), precision):
+            logits = model(_image(xt.float(), k).contiguous(), torch.from_numpy(col))
+        with torch.no_grad():
+            logits = logits.float()
+            board = _back(logits[:, :n * n].reshape(-1, n, n), k).reshape(-1, n * n)
+            logits = torch.cat([board, logits[:, n * n:]], dim=1)
+            legal = legal_mask(xt, logits.shape[1])
+            logps.append(masked_log_softmax(logits, legal))
     with torch.no_grad():
-        legal = legal_mask(xt, logits.shape[1])
-        logp = masked_log_softmax(logits, legal)
+        logp = logps[0] if symmetries == 1 else \
+            torch.logsumexp(torch.stack(logps), dim=0) - float(np.log(symmetries))
         top = logp.topk(max(TOPS), dim=1).indices
         match = top == yt[:, None]
         played = logp.gather(1, yt[:, None]).squeeze(1)
@@ -175,12 +205,13 @@ def _board_size(model) -> int:
 def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
              positions: int | None = None, seed: int = 0, batch: int = 256,
              threads: int | None = None, precision: str = "auto", compare: bool = False,
-             log=sys.stderr) -> dict:
+             symmetries: int = 1, log=sys.stderr) -> dict:
     """The accuracy summary (a JSON-able dict).  ``precision``: the net's
     arithmetic (auto, fp32, bf16; nets/precision.py).  ``compare``: score in
     fp32 and in bf16 on the same positions, reporting both and how often
-    their top-1 moves agree (then ``precision`` is ignored).  AccuracyError
-    for unusable inputs."""
+    their top-1 moves agree (then ``precision`` is ignored).  ``symmetries``:
+    1, or 8 for the mean over the board's symmetries.  AccuracyError for
+    unusable inputs."""
     import torch
 
     from nets.checkpoint import load_model
@@ -188,6 +219,8 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
 
     if batch < 1:
         raise AccuracyError("--batch must be at least 1")
+    if symmetries not in (1, 8):
+        raise AccuracyError("--symmetries must be 1 or 8")
     if games is not None and games < 1:
         raise AccuracyError("--games must be at least 1")
     if positions is not None and positions < 1:
@@ -250,7 +283,7 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
     # torch's first call
     first = next(replay_chunks(cache, g[:1], picks[:1], np.array([0, 1]), 1))
     for p in used:
-        score_batch(model, *first, precision=p)
+        score_batch(model, *first, precision=p, symmetries=symmetries)
     hits = {p: {k: 0 for k in TOPS} for p in used}
     nll = 0.0
     illegal = 0
@@ -264,7 +297,7 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
             for p in used:
                 ti = time.perf_counter()
                 r = score_batch(model, x_all[a:a + batch], y_all[a:a + batch],
-                                c_all[a:a + batch], precision=p)
+                                c_all[a:a + batch], precision=p, symmetries=symmetries)
                 if p == main:
                     infer_s += time.perf_counter() - ti
                     nll += r["nll"]
@@ -309,6 +342,7 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
         "log_loss": nll / n,
         "illegal_targets": illegal,
         "threads": torch.get_num_threads(), "batch": batch, "precision": main,
+        "symmetries": symmetries,
         "inference_seconds": infer_s, "inference_positions_per_s": n / infer_s,
         "overall_positions_per_s": n / total_s, "replay_seconds": total_s - infer_s,
         "cache_seconds": build_s,
@@ -332,7 +366,9 @@ def format_table(r: dict) -> str:
         f"games        {r['games']} of {r['files_read']} files read "
         f"({r['files']} in the folder; seed {r['seed']}"
         + (f"; {skipped} skipped: {r['skipped']}" if skipped else "") + ")",
-        f"positions    {r['positions']} ({r['sample']}; no symmetry, illegal points masked)",
+        f"positions    {r['positions']} ({r['sample']}; "
+        + ("no symmetry" if r.get("symmetries", 1) == 1 else "the mean of the 8 symmetries")
+        + ", illegal points masked)",
         "",
         "             accuracy   95% Wilson interval",
     ]
@@ -383,13 +419,16 @@ def main(argv=None) -> int:
                     help="the net's arithmetic (default: bf16 where the CPU is fast at it)")
     ap.add_argument("--compare-precision", action="store_true",
                     help="score in fp32 and bf16 and report how often their top-1 agrees")
+    ap.add_argument("--symmetries", type=int, default=1, choices=(1, 8),
+                    help="8: the mean of the net's probabilities over the board's 8 "
+                         "symmetries (default 1: the position as it is)")
     ap.add_argument("--json", default=None, help="also write the summary to FILE")
     args = ap.parse_args(argv)
     try:
         r = evaluate(args.checkpoint, args.data_dir, games=args.games,
                      positions=args.positions, seed=args.seed, batch=args.batch,
                      threads=args.threads, precision=args.precision,
-                     compare=args.compare_precision)
+                     compare=args.compare_precision, symmetries=args.symmetries)
     except AccuracyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -203,6 +203,8 @@ class EngineConfig:
                                 # compensation White gets; kgs-rules changes them
     policy_sample: int = 0      # policy-only: the first N moves of a game are drawn from the
                                 # network's distribution instead of its best (variety; 0: never)
+    policy_symmetries: int = 8  # policy-only: the mean of the network's probabilities over the
+                                # board's 8 symmetries (one batch of 8 a move), or 1: as it is
     search: SearchConfig = field(default_factory=lambda: SearchConfig())
 
     def __post_init__(self) -> None:
@@ -216,4 +218,6 @@ class EngineConfig:
         check_range("lag", self.lag, 0.0, MAX_SECONDS)
         check_range("seed", self.seed, 0, 2**32 - 1)
         check_range("policy-sample moves", self.policy_sample, 0, 100_000)
+        if self.policy_symmetries not in (1, 8):
+            raise ValueError(f"policy symmetries {self.policy_symmetries}: 1 or 8")
         handicap_bonus(self.rules, 0)       # a ValueError names the rules allowed

@@ -332,17 +332,20 @@ class Player:
         self._adapt_komi(c, result)
         return move
 
-    def move_probabilities(self, color: int | None = None) -> dict[int, float]:
-        """The network's probability of each legal move (empty without one)."""
+    def move_probabilities(self, color: int | None = None,
+                           symmetries: int = 1) -> dict[int, float]:
+        """The network's probability of each legal move (empty without one);
+        ``symmetries`` 8: the mean over the board's symmetries."""
         board = self.game.board
         if color is not None and color != board.to_move:
             board = board.copy()
             board.to_move = color
-        return self.search.network_policy(board, self.history())
+        return self.search.network_policy(board, self.history(), symmetries)
 
     def _policy_move(self, c: int, cleanup: bool) -> int | str:
         """The paper's "CNN alone": the network's most probable legal move
-        that fills no own eye (during the first ``policy_sample`` moves of
+        that fills no own eye, its probabilities averaged over the board's
+        8 symmetries unless ``policy_symmetries`` is 1 (during the first ``policy_sample`` moves of
         a game, one drawn in proportion to the network's probabilities
         instead), a pass where the network has a pass output and ranks it
         first.  It passes when nothing else is left, or when the opponent
@@ -354,7 +357,7 @@ class Player:
         game = self.game
         board = game.board
         started = time.perf_counter()
-        probs = self.move_probabilities()
+        probs = self.move_probabilities(symmetries=self.config.policy_symmetries)
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
         allowed = (p for p, _ in ranked if p == PASS or (
             not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None))

@@ -393,5 +393,38 @@ def root_planes(board, history, rank: int) -> np.ndarray:
     return planes(board, history, rank, dtype=np.uint8)[None]
 
 
+def symmetry(x: np.ndarray, k: int) -> np.ndarray:
+    """Symmetry k (0..7) of the board planes' last two axes: k % 4 quarter
+    turns, then a mirror image for k >= 4."""
+    x = np.rot90(x, k % 4, axes=(-2, -1))
+    return x[..., ::-1] if k >= 4 else x
+
+
+def symmetry_inverse(x: np.ndarray, k: int) -> np.ndarray:
+    """The inverse of :func:`symmetry`."""
+    if k >= 4:
+        x = x[..., ::-1]
+    return np.rot90(x, -(k % 4), axes=(-2, -1))
+
+
+def symmetric_probabilities(network, planes: np.ndarray, color: int, n: int) -> np.ndarray:
+    """The mean over the board's 8 symmetries of ``network``'s probabilities
+    for the one position of ``planes`` (1, N_PLANES, n, n): the 8 images
+    go in one batch, each row is mapped back onto the board and the rows
+    are averaged (a pass column, where the network has one, averaged as it
+    is).  A test-time ensemble of the network with itself: the rotations
+    and mirror images of a position are the same position, which the
+    network, trained on random symmetries, judges a little differently in
+    each."""
+    batch = np.ascontiguousarray(np.stack([symmetry(planes[0], k) for k in range(8)]))
+    probs = np.asarray(network(batch, np.full(8, color, np.int32)), np.float64)
+    out = np.zeros(probs.shape[1], np.float64)
+    for k in range(8):
+        out[:n * n] += symmetry_inverse(probs[k, :n * n].reshape(n, n), k).reshape(-1)
+        out[n * n:] += probs[k, n * n:]
+    return (out / 8).astype(np.float32)
+
+
 __all__ = ["RING", "NN_VISITS_MAX", "Ring", "PriorQueue", "PriorStats", "move_prob", "request",
-           "write_policy", "write_replies", "root_planes"]
+           "write_policy", "write_replies", "root_planes", "symmetry", "symmetry_inverse",
+           "symmetric_probabilities"]

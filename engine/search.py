@@ -34,7 +34,8 @@ from engine.config import SearchConfig
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
-from engine.priors import PriorQueue, Ring, move_prob, request, root_planes, write_policy
+from engine.priors import (PriorQueue, Ring, move_prob, request, root_planes, symmetric_probabilities,
+                           write_policy)
 from engine.tree import (A_EDGE, A_EDGE_END, A_NODE, A_NODE_END, EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N,
                          EF_PRIOR_W, EI_MOVE, EXPANDED, EXPANDING, F_VALUE_N, F_VALUE_W,
                          F_VISITS, F_WINS, NEED_EDGES, NEED_NODES, NN_PENDING, NN_READY,
@@ -712,13 +713,19 @@ class Search:
         self._policy_cache = (position_key(board), out)
         return out
 
-    def network_policy(self, board: Board, history=()) -> dict[int, float]:
+    def network_policy(self, board: Board, history=(), symmetries: int = 1) -> dict[int, float]:
         """The network's probability of every legal move of ``board``'s
         player to move, PASS included where the network has a pass output
-        (empty without a network for this size)."""
+        (empty without a network for this size); with ``symmetries`` 8 the
+        mean over the board's symmetries (:func:`symmetric_probabilities`)."""
         if not self.uses_network(board.size):
             return {}
-        probs = self._network_row(board, history)
+        if symmetries == 8:
+            probs = symmetric_probabilities(self.network,
+                                            root_planes(board, history, self.cfg.nn_rank),
+                                            board.to_move, board.size)
+        else:
+            probs = self._network_row(board, history)
         n, w = board.size, int(board.s[S_W])
         out = {}
         for p in (*board.points(), PASS):

@@ -16,11 +16,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from engine.board import PASS, Board
+from engine.board import BLACK, PASS, Board
 from engine.config import EngineConfig, SearchConfig
 from engine.features import LEGAL
 from engine.patterns import load_gammas
 from engine.player import Player
+from engine.priors import symmetric_probabilities, symmetry, symmetry_inverse
 from engine.search import Search
 from engine.tree import (EF_PRIOR_N, EI_MOVE, F_VISITS, NN_PENDING, NN_READY, ROOT,
                          T_MOVE, T_STATE)
@@ -214,6 +215,61 @@ def test_policy_only_passes_when_the_network_ranks_pass_first():
         assert len(shown) == 81 and all(isinstance(v, tuple) for v in shown)   # no pass
     finally:
         player.close()
+
+
+class CornerNet(FakeNet):
+    """Everything on the first point of the board it is shown (A9 on 9x9),
+    a tenth of that on a pass."""
+
+    def evaluate(self, planes, colors):
+        self.calls += 1
+        self.positions += len(planes)
+        b, n = planes.shape[0], planes.shape[-1]
+        p = np.zeros((b, n * n + 1), np.float32)
+        p[:, 0], p[:, n * n] = 10 / 11, 1 / 11
+        return p
+
+
+def test_the_symmetric_mean_maps_each_image_back_onto_the_board():
+    n = 9
+    x = np.arange(2 * n * n, dtype=np.uint8).reshape(1, 2, n, n)
+    for k in range(8):
+        assert np.array_equal(symmetry_inverse(symmetry(x, k), k), x)
+    assert len({symmetry(x, k).tobytes() for k in range(8)}) == 8
+    net = CornerNet()
+    mean = symmetric_probabilities(net.evaluate, x, BLACK, n)
+    assert net.calls == 1 and net.positions == 8          # one batch of 8
+    board = mean[:n * n].reshape(n, n)
+    # A9 of each image is one of the four corners, twice each
+    for i, j in ((0, 0), (0, n - 1), (n - 1, 0), (n - 1, n - 1)):
+        assert board[i, j] == pytest.approx(10 / 11 / 4)
+    assert board.sum() == pytest.approx(10 / 11) and mean[n * n] == pytest.approx(1 / 11)
+
+
+def test_policy_only_averages_the_eight_symmetries():
+    """FakeNet favours C2 of whatever it is shown: with the 8 symmetries
+    the eight images of C2 share that favour alike; with 1 the move is C2."""
+    board = Board(9)
+    c2 = board.point(2, 1)
+    images = {"C2", "B3", "G2", "H3", "B7", "C8", "H7", "G8"}
+    favourite = 7 * 9 + 2                                  # C2: row 7 from the top, column 2
+    one = Player(EngineConfig(board_size=9, policy_only=True, policy_symmetries=1, seed=1),
+                 FakeNet(favourite=favourite), None)
+    eight = Player(EngineConfig(board_size=9, policy_only=True, seed=1),
+                   FakeNet(favourite=favourite), None)
+    try:
+        assert one.genmove("b") == (2, 1)
+        probs = eight.move_probabilities(symmetries=8)
+        shared = {board.name(p): v for p, v in probs.items() if v > 2 * min(probs.values())}
+        assert set(shared) == images
+        assert max(shared.values()) == pytest.approx(min(shared.values()))
+        assert sum(probs.values()) == pytest.approx(1.0)
+        move = eight.genmove("b")
+        assert board.name(board.point(*move)) in images
+        assert eight.move_probabilities()[c2] > 0.5         # as it is, C2 alone
+    finally:
+        one.close()
+        eight.close()
 
 
 def _stale_replies_dropped(change):

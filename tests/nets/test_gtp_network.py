@@ -182,6 +182,8 @@ def run_cli(*args: str, input: str = "quit\n") -> subprocess.CompletedProcess:
     (["--policy-only", "--network", "none"], "--policy-only needs a network"),
     (["--policy-sample", "10"], "--policy-sample applies to --policy-only"),
     (["--policy-only", "--policy-sample", "-1"], "policy-sample"),
+    (["--policy-symmetries", "8"], "--policy-symmetries applies to --policy-only"),
+    (["--policy-only", "--policy-symmetries", "4"], "--policy-symmetries: invalid choice"),
     (["--network", "/nonexistent/net.pt"], "/nonexistent/net.pt does not exist"),
     (["--batch", "0"], "--batch"),
     (["--ownership", "/nonexistent/own.pt"], "--ownership: checkpoint file /nonexistent/own.pt"),

@@ -204,3 +204,31 @@ def test_a_net_with_a_pass_output_is_scored_on_every_move(tmp_path) -> None:
     r = A.evaluate(ck, games, threads=1, batch=16, log=None)
     assert r["positions"] == n_moves and r["sample"] == "all moves"
     assert r["top1"]["hits"] == 6 and r["illegal_targets"] == 0
+
+
+class CornerLogits(torch.nn.Module):
+    """Logit 5 on the first point of the board it is shown, 0 elsewhere."""
+
+    def forward(self, x, color):
+        out = torch.zeros(x.shape[0], x.shape[-1] ** 2)
+        out[:, 0] = 5.0
+        return out
+
+
+def test_the_mean_of_the_symmetries_maps_each_image_back() -> None:
+    """Each image's favourite point (A9 of what the net is shown) is one of
+    the four corners, twice: with 8 symmetries the played corner J1 gets
+    the mean of two favoured and six plain probabilities; with 1 the net
+    sees only A9."""
+    n = 9
+    x = np.zeros((1, LEGAL + 1, n, n), np.uint8)
+    x[:, LEGAL] = 1
+    y = np.array([n * n - 1])                       # J1, the corner opposite A9
+    col = np.array([0])
+    big, small = np.exp(5.0) / (np.exp(5.0) + 80), 1 / (np.exp(5.0) + 80)
+    one = A.score_batch(CornerLogits(), x, y, col)
+    assert one[1] == 0 and one["best"][0] == 0
+    assert one["nll"] == pytest.approx(-np.log(small), rel=1e-5)
+    eight = A.score_batch(CornerLogits(), x, y, col, symmetries=8)
+    assert eight[5] == 1 and eight["best"][0] in (0, n - 1, n * n - n, n * n - 1)
+    assert eight["nll"] == pytest.approx(-np.log((2 * big + 6 * small) / 8), rel=1e-5)
