@@ -196,6 +196,8 @@ class EngineConfig:
     threads: int = 1            # search threads on the shared tree
     resign: float = 0.05        # resign when the best winrate falls below this (0: never);
                                 # playout winrates run pessimistic in close endgames, so keep it low
+    resign_margin: float = 3.0  # ... and only when the search expects to lose by more than this
+                                # many points (a close endgame is played out)
     lag: float = 1.0            # seconds kept back from every clock for network and GUI lag
     seed: int = 0               # random seed; 0 picks one from the clock
     policy_only: bool = False   # play the network's best move, no search (needs a network)
@@ -215,6 +217,7 @@ class EngineConfig:
             check_range("seconds per move", self.move_time, 1e-3, MAX_SECONDS)
         check_range("threads", self.threads, 1, MAX_THREADS)
         check_range("resign", self.resign, 0.0, 0.999)
+        check_range("resign margin", self.resign_margin, 0.0, 1000.0)
         check_range("lag", self.lag, 0.0, MAX_SECONDS)
         check_range("seed", self.seed, 0, 2**32 - 1)
         check_range("policy-sample moves", self.policy_sample, 0, 100_000)

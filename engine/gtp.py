@@ -58,6 +58,9 @@ def parse_options(argv: list[str] | None = None,
                     help="search threads (default %(default)s)")
     ap.add_argument("--resign", type=float, default=d.resign,
                     help="resign below this winrate, 0 never (default %(default)s)")
+    ap.add_argument("--resign-margin", type=float, default=d.resign_margin, metavar="POINTS",
+                    help="... and only when the search expects to lose by more than this many "
+                         "points (default %(default)s; 0: the winrate alone)")
     ap.add_argument("--rules", default=d.rules, choices=tuple(RULES),
                     help="scoring rules, for the handicap compensation White gets: chinese and "
                          "japanese a point per stone, aga one less, new_zealand and "
@@ -141,7 +144,8 @@ def parse_options(argv: list[str] | None = None,
                                      nn_rank=args.rank, **overrides)
         config = EngineConfig(board_size=args.size, komi=args.komi, rollouts=args.rollouts,
                               move_time=args.move_time, threads=args.threads,
-                              resign=args.resign, lag=args.lag, seed=args.seed, rules=args.rules,
+                              resign=args.resign, resign_margin=args.resign_margin,
+                              lag=args.lag, seed=args.seed, rules=args.rules,
                               policy_only=args.policy_only,
                               policy_sample=args.policy_sample,
                               policy_symmetries=args.policy_symmetries or d.policy_symmetries,

@@ -373,7 +373,7 @@ class Player:
             dead = [p for p in self._dead_stones(after.ownership) if board.color(p) != c]
             if margin > 0 and not (cleanup and dead):
                 move = PASS
-            elif margin < 0 and self._lost(c, 1.0 - after.winrate, after.visits):
+            elif margin < 0 and self._lost(c, 1.0 - after.winrate, after.visits, after.ownership):
                 move = "resign"
         best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
         log.info("genmove %s (policy only): %s in %.3fs | %s", "b" if c == BLACK else "w",
@@ -387,12 +387,24 @@ class Player:
             budget = self.config.move_time if budget is None else min(budget, self.config.move_time)
         return budget
 
-    def _lost(self, c: int, winrate: float, visits: int) -> bool:
+    def _lost(self, c: int, winrate: float, visits: int, ownership: np.ndarray) -> bool:
         """Whether ``c`` may resign on a search's ``winrate`` for it: below
-        ``resign`` on at least 200 visits, and no dynamic komi on its side
-        (its winrate is then not the real game's)."""
+        ``resign`` on at least 200 visits, no dynamic komi on its side (its
+        winrate is then not the real game's), and the score the search
+        expects (its ownership summed, the komi off) behind by more than
+        ``resign_margin`` points: a close endgame, where the playouts'
+        winrate falls to nothing over half a point, is played out."""
         return (self.config.resign > 0 and visits >= 200 and winrate < self.config.resign
-                and not self.komi_helps(c))
+                and not self.komi_helps(c)
+                and self.expected_lead(c, ownership) < -self.config.resign_margin)
+
+    def expected_lead(self, c: int, ownership: np.ndarray) -> float:
+        """The area score a search's ``ownership`` (+1 black .. -1 white per
+        point) expects, from ``c``'s side, with the komi of the count."""
+        board = self.game.board
+        pts = np.fromiter(board.points(), np.int64)
+        lead = float(ownership[pts].sum()) - self.scoring_komi
+        return lead if c == BLACK else -lead
 
     def _decide(self, c: int, result: SearchResult, cleanup: bool) -> int | str:
         """The search's choice, with the rules around it: resign when lost
@@ -403,7 +415,8 @@ class Player:
         cleanup mode no pass while the opponent has dead stones.  PLAY_ON:
         the search's best move other than a pass."""
         game = self.game
-        if len(game.moves) > game.size and self._lost(c, result.winrate, result.visits):
+        if len(game.moves) > game.size and self._lost(c, result.winrate, result.visits,
+                                                      result.ownership):
             return "resign"
         if cleanup and any(game.board.color(p) != c for p in self._dead_stones(result.ownership)):
             return PLAY_ON

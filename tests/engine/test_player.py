@@ -275,6 +275,36 @@ def test_resigns_a_hopeless_game(seed):
     assert player.last_result is not None and player.last_result.winrate < 0.1
 
 
+# black 44 points (A-E and D1), white 37 (F-J and E1): with komi 7.5 black
+# loses by half a point whatever it does
+CLOSE = """
+    . . . . X O . . .
+    X X X X X O O O O
+    . . . . X O . . .
+    . . . . X O . . .
+    X X X X X O O O O
+    . . . . X O . . .
+    X X X X X O O O O
+    . . . . X O . . .
+    . . . X O O . . .
+"""
+
+
+def test_a_game_lost_by_half_a_point_is_played_out():
+    """CLOSE, black to play, resign threshold 0.1: the playouts give black
+    next to nothing, but the search expects to lose by half a point, within
+    ``resign_margin`` (3): no resignation.  With the margin 0 the winrate
+    alone decides, and black resigns."""
+    player = player_with(CLOSE, resign=0.1)
+    assert player.game.board.score(7.5) == -0.5
+    assert player.genmove("b") != "resign"
+    result = player.last_result
+    assert result.winrate < 0.1
+    assert abs(player.expected_lead(BLACK, result.ownership) + 0.5) < 1.5
+    player = player_with(CLOSE, resign=0.1, resign_margin=0.0)
+    assert player.genmove("b") == "resign"
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_never_resigns_with_threshold_zero(seed):
     """The same position with resign=0: a move or a pass, never resign,
