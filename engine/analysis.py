@@ -105,10 +105,9 @@ class Analysis:
                     min_moves: int = 0, max_moves: int = 0) -> Report:
         """A Report of ``result`` (a search of ``board``)."""
         c = board.to_move
-        sign = 1.0 if c == BLACK else -1.0
         pts = np.fromiter(board.points(), np.int64)
         own = result.ownership
-        lead = sign * (float(own[pts].sum()) - self.player.scoring_komi) if result.sims else 0.0
+        lead = self.player.expected_lead(c, own, board) if result.sims else 0.0
         visited = [cand for cand in result.candidates if cand.visits > 0]
         if len(visited) < min_moves:
             rest = sorted((cand for cand in result.candidates if cand.visits == 0),
@@ -342,6 +341,7 @@ class Analysis:
             ("string", "rollouts", str(cfg.rollouts)),
             ("string", "threads", str(cfg.threads)),
             ("string", "resign", f"{cfg.resign:g}"),
+            ("string", "resign_margin", f"{cfg.resign_margin:g}"),
             ("string", "time", "0" if cfg.move_time is None else f"{cfg.move_time:g}"),
             ("bool", "ponder", "1" if self.ponder else "0"),
             ("string", "gfx_interval", f"{self.live_interval:g}"),
@@ -363,6 +363,8 @@ class Analysis:
             self._cache = None
         elif key == "resign":
             self.player.reconfigure(resign=number(float))
+        elif key == "resign_margin":
+            self.player.reconfigure(resign_margin=number(float))
         elif key == "time":
             seconds = number(float)
             self.player.reconfigure(move_time=seconds if seconds != 0 else None)

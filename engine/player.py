@@ -398,10 +398,11 @@ class Player:
                 and not self.komi_helps(c)
                 and self.expected_lead(c, ownership) < -self.config.resign_margin)
 
-    def expected_lead(self, c: int, ownership: np.ndarray) -> float:
+    def expected_lead(self, c: int, ownership: np.ndarray, board: Board | None = None) -> float:
         """The area score a search's ``ownership`` (+1 black .. -1 white per
-        point) expects, from ``c``'s side, with the komi of the count."""
-        board = self.game.board
+        point of ``board``, the game's by default) expects, from ``c``'s
+        side, with the komi of the count."""
+        board = board or self.game.board
         pts = np.fromiter(board.points(), np.int64)
         lead = float(ownership[pts].sum()) - self.scoring_komi
         return lead if c == BLACK else -lead

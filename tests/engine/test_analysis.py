@@ -356,11 +356,13 @@ def test_parameters() -> None:
     a = make()
     listed = {key: (kind, value) for kind, key, value in a.params()}
     assert listed == {"rollouts": ("string", "200"), "threads": ("string", "1"),
-                      "resign": ("string", "0.05"), "time": ("string", "0"),
+                      "resign": ("string", "0.05"), "resign_margin": ("string", "3"),
+                      "time": ("string", "0"),
                       "ponder": ("bool", "0"), "gfx_interval": ("string", "0")}
     search = a.player.search
     a.set_param("rollouts", "5000")
     a.set_param("resign", "0.1")
+    a.set_param("resign_margin", "10")
     a.set_param("time", "2.5")
     a.set_param("ponder", "1")
     a.set_param("gfx_interval", "0.5")
@@ -368,12 +370,14 @@ def test_parameters() -> None:
     a.set_param("threads", "2")
     assert a.player.search is not search and a.player.search.threads == 2
     cfg = a.player.config
-    assert (cfg.rollouts, cfg.resign, cfg.move_time, cfg.threads) == (5000, 0.1, 2.5, 2)
+    assert (cfg.rollouts, cfg.resign, cfg.resign_margin, cfg.move_time, cfg.threads) == \
+        (5000, 0.1, 10.0, 2.5, 2)
     assert a.ponder and a.live_interval == 0.5
     a.set_param("time", "0")
     assert a.player.config.move_time is None
     for key, value in [("rollouts", "0"), ("rollouts", "x"), ("threads", "0"), ("threads", "65"),
-                       ("resign", "1"), ("resign", "-0.1"), ("time", "nan"), ("time", "-1"),
+                       ("resign", "1"), ("resign", "-0.1"), ("resign_margin", "-1"),
+                       ("resign_margin", "x"), ("time", "nan"), ("time", "-1"),
                        ("ponder", "yes"), ("gfx_interval", "inf"), ("frobnicate", "1")]:
         with pytest.raises(ValueError):
             a.set_param(key, value)
