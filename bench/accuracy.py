@@ -66,6 +66,7 @@ import numpy as np
 from bench.stats import wilson
 from engine.board import ZOBRIST
 from engine.features import N_PLANES
+from engine.priors import symmetry, symmetry_inverse
 from nets import data as D
 
 DEFAULT_DATA = "data/test19"
@@ -141,21 +142,6 @@ def replay_chunks(cache: D.GameCache, games, picks, starts, chunk: int):
 # scoring
 
 
-def _image(t, k: int):
-    """Symmetry k of the last two axes (engine.priors.symmetry in torch)."""
-    import torch
-    t = torch.rot90(t, k % 4, dims=(-2, -1))
-    return torch.flip(t, dims=(-1,)) if k >= 4 else t
-
-
-def _back(t, k: int):
-    """The inverse of :func:`_image`."""
-    import torch
-    if k >= 4:
-        t = torch.flip(t, dims=(-1,))
-    return torch.rot90(t, -(k % 4), dims=(-2, -1))
-
-
 def score_batch(model, x, y, col, precision: str = "fp32", symmetries: int = 1) -> dict:
     """Top-k hits, summed log-loss, the count of played moves that the
     LEGAL plane calls illegal (should be 0) and the top-1 points of one
@@ -172,14 +158,18 @@ def score_batch(model, x, y, col, precision: str = "fp32", symmetries: int = 1) 
     yt = torch.from_numpy(y)
     n = x.shape[-1]
     logps = []
+    legal = None
     for k in range(symmetries):
+        image = torch.from_numpy(np.ascontiguousarray(symmetry(x, k)))
         with torch.no_grad(), autocast(torch.device("cpu"), precision):
-            logits = model(_image(xt.float(), k).contiguous(), torch.from_numpy(col))
+            logits = model(image.float(), torch.from_numpy(col))
         with torch.no_grad():
             logits = logits.float()
-            board = _back(logits[:, :n * n].reshape(-1, n, n), k).reshape(-1, n * n)
-            logits = torch.cat([board, logits[:, n * n:]], dim=1)
-            legal = legal_mask(xt, logits.shape[1])
+            board = symmetry_inverse(logits[:, :n * n].reshape(-1, n, n).numpy(), k)
+            logits = torch.cat([torch.from_numpy(np.ascontiguousarray(board)).reshape(-1, n * n),
+                                logits[:, n * n:]], dim=1)
+            if legal is None:
+                legal = legal_mask(xt, logits.shape[1])
             logps.append(masked_log_softmax(logits, legal))
     with torch.no_grad():
         logp = logps[0] if symmetries == 1 else \

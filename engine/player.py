@@ -345,9 +345,9 @@ class Player:
     def _policy_move(self, c: int, cleanup: bool) -> int | str:
         """The paper's "CNN alone": the network's most probable legal move
         that fills no own eye, its probabilities averaged over the board's
-        8 symmetries unless ``policy_symmetries`` is 1 (during the first ``policy_sample`` moves of
-        a game, one drawn in proportion to the network's probabilities
-        instead), a pass where the network has a pass output and ranks it
+        8 symmetries unless ``policy_symmetries`` is 1 (during the first
+        ``policy_sample`` moves of a game, one drawn in proportion to the
+        network's probabilities instead), a pass where the network has a pass output and ranks it
         first.  It passes when nothing else is left, or when the opponent
         passed and a short playout count says the game is won (and, in
         cleanup mode, no dead opponent stones are left); it resigns when
