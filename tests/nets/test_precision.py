@@ -3,7 +3,8 @@ bf16 keeping the network's opinion: on 2,000 positions the shipped net picks
 the same top move in bf16 as in float32 at least 99% of the time, and its
 accuracy moves by at most 0.3 points (the README has the figures on
 test19).  A CPU without bf16 instructions emulates it some 20 times slower
-than float32 (and "auto" never picks it there): it checks 200 positions."""
+than float32 (and "auto" never picks it there): it checks 200 positions,
+and the emulation's kernels round apart a little more (below)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
 from nets.precision import cpu_flags, resolve
 
 CPU = torch.device("cpu")
+#: whether this CPU runs bf16 in hardware (AMX or AVX-512 BF16), not emulated
+NATIVE_BF16 = resolve("auto", CPU)[0] == "bf16"
 
 
 def test_auto_follows_the_cpu_flags(tmp_path) -> None:
@@ -78,8 +81,10 @@ def test_bf16_keeps_the_networks_choices() -> None:
     best move in 99% of the distinct positions, any other pick is a near
     tie (within 0.02 of fp32's best: res6v step 72,438 rates two opening
     points 0.141 and 0.136 on the empty board, where bf16 swaps them), and
-    both name the move played equally often."""
-    games = 20 if resolve("auto", CPU)[0] == "bf16" else 2
+    both name the move played equally often.  On an emulating CPU's 200
+    positions one near tie is half a per cent: 98% there (an AVX2 EPYC,
+    2026-11-26: 197 of 199, the two others within 0.006 of fp32's best)."""
+    games = 20 if NATIVE_BF16 else 2
     ev = PolicyEvaluator(DEFAULT_WEIGHTS, device="cpu", threads=1, precision="fp32")
     x, c, played = _self_play_positions(ev, games=games)
     assert len(played) == 100 * games
@@ -94,7 +99,7 @@ def test_bf16_keeps_the_networks_choices() -> None:
     key = np.concatenate([x.reshape(len(x), -1), c.reshape(-1, 1).astype(x.dtype)], axis=1)
     _, first = np.unique(key, axis=0, return_index=True)
     same = float((best["fp32"][first] == best["bf16"][first]).mean())
-    assert same >= 0.99, same
+    assert same >= (0.99 if NATIVE_BF16 else 0.98), same
     # where bf16 picks another move, fp32 all but ties it with its own best
     rows = np.flatnonzero(best["fp32"] != best["bf16"])
     f = probs["fp32"]
@@ -108,7 +113,10 @@ def test_bf16_keeps_the_networks_choices() -> None:
 def test_channels_last_gives_the_contiguous_answers(precision) -> None:
     """The evaluator keeps its activations channels-last on a CPU (1.1-1.9x
     faster there); the probabilities and values are those of the contiguous
-    layout, to float32 rounding."""
+    layout, to float32 rounding.  Where bf16 is emulated (a CPU without bf16
+    instructions, where "auto" takes float32), the two layouts' kernels
+    round their bf16 apart by up to 6e-4 (an AVX2 EPYC, 2026-11-26): bf16's
+    own precision, not float32's; the same best moves."""
     rng = np.random.default_rng(3)
     board, xs, colors = Board(19), [], []
     for k in range(1, 121):                 # a position every 10 random moves
@@ -124,7 +132,8 @@ def test_channels_last_gives_the_contiguous_answers(precision) -> None:
     assert fast.memory_format == torch.channels_last
     assert plain.memory_format == torch.contiguous_format
     (p1, v1), (p2, v2) = fast.evaluate_value(x, c, 7.5), plain.evaluate_value(x, c, 7.5)
-    assert np.abs(p1 - p2).max() < 1e-4 and np.abs(v1 - v2).max() < 1e-4
+    tol = 1e-4 if precision == "fp32" or NATIVE_BF16 else 2e-3
+    assert np.abs(p1 - p2).max() < tol and np.abs(v1 - v2).max() < tol
     assert (p1.argmax(axis=1) == p2.argmax(axis=1)).all()
     with pytest.raises(ValueError, match="sideways"):
         PolicyEvaluator(device="cpu", memory_format="sideways")
