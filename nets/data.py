@@ -106,6 +106,8 @@ HOW_COUNT, HOW_RESIGN, HOW_TIME, HOW_FORFEIT, HOW_UNKNOWN = range(5)
 HOW_NAMES = ("count", "resign", "time", "forfeit", "unknown")
 DEFAULT_RANK = 9
 DEFAULT_VAL_FRACTION = 0.01
+#: a target no loss counts (torch's cross_entropy ignore_index)
+IGNORE = -100
 
 
 class DataError(ValueError):
@@ -742,6 +744,23 @@ class PositionSampler:
         out[:, 2] = c.komi[games]
         return out
 
+    def next_targets(self, where: dict, k: int) -> np.ndarray:
+        """int64 (n, k): the moves played 1..k moves after each position of
+        a batch (``where`` of :meth:`batch`), under the position's symmetry:
+        darkforest's extra targets (Tian & Zhu 2015).  ``IGNORE`` where the
+        game ends first or the move is a pass."""
+        nn = self.size * self.size
+        games, moves, syms = where["game"], where["move"], where["sym"]
+        start = self.offsets[games]
+        length = self.offsets[games + 1] - start
+        out = np.full((len(games), k), IGNORE, np.int64)
+        for j in range(1, k + 1):
+            ok = moves + j < length
+            m = np.where(ok, self.moves[np.where(ok, start + moves + j, 0)], nn)
+            ok &= m < nn
+            out[ok, j - 1] = self.scatter[syms[ok], m[ok]]
+        return out
+
     def batch(self, n: int, step: int = 0, info: bool = False):
         """(x, y, color); with info=True also a dict of arrays ``game``,
         ``move`` (move number in the game) and ``sym`` per position."""
@@ -789,7 +808,9 @@ class PositionDataset(IterableDataset):
     torch tensors (with ``values``, a fourth: the value targets of
     :meth:`PositionSampler.value_targets`; with ``owners`` as well, a fifth
     and a sixth: the ownership targets and their weights, see
-    :class:`nets.ownership.OwnerTargets`), for ``DataLoader(dataset,
+    :class:`nets.ownership.OwnerTargets`; with ``next_moves`` k, y is
+    (batch, 1 + k): the move played, then :meth:`PositionSampler.next_targets`),
+    for ``DataLoader(dataset,
     batch_size=None, num_workers=W)``: batch number ``start_step + i`` comes
     i-th whatever the number of workers (worker w makes the batches i = w
     mod W, and the DataLoader takes one from each worker in turn)."""
@@ -797,11 +818,12 @@ class PositionDataset(IterableDataset):
     def __init__(self, cache: GameCache, games, batch_size: int, *, start_step: int = 0,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
                  stream: int = 0, passes: bool = False, values: bool = False,
-                 owners=None):
+                 owners=None, next_moves: int = 0):
         self.cache, self.games, self.batch_size = cache, games, batch_size
         self.start_step = start_step
         self.values = values
         self.owners = owners
+        self.next_moves = int(next_moves)
         self.kw = dict(positions_per_game=positions_per_game, symmetries=symmetries,
                        seed=seed, stream=stream, passes=passes)
 
@@ -812,6 +834,8 @@ class PositionDataset(IterableDataset):
         step = self.start_step + wid
         while True:
             x, y, c, where = sampler.batch(self.batch_size, step, info=True)
+            if self.next_moves:
+                y = np.concatenate([y[:, None], sampler.next_targets(where, self.next_moves)], 1)
             batch = (torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c))
             if self.values:
                 batch += (torch.from_numpy(sampler.value_targets(where["game"], c)),)

@@ -75,6 +75,8 @@ RES_DEFAULTS = {
     "max_size": 19,
     "min_size": 9,
     "pass_output": False,  # a pass logit per colour from the mean of the trunk's features
+    "next_moves": 0,       # k: a training-only head predicting the k moves after the
+                           # next (darkforest's extra targets); inference drops it
 }
 
 #: Defaults of the ownership net (``arch = "ownership"``, GoCNN).
@@ -392,17 +394,37 @@ class ResPolicyNet(TwoSoftmaxNet):
             self.pass_head = nn.Linear(width, 2)
             nn.init.normal_(self.pass_head.weight, std=1.0 / math.sqrt(width) / 10)
             nn.init.zeros_(self.pass_head.bias)
+        self.next_moves = int(self.config.get("next_moves", 0))
+        if self.next_moves < 0:
+            raise ValueError(f"next_moves must be >= 0, got {self.next_moves}")
+        if self.next_moves:
+            # k maps per colour to move: the moves 1..k after the next one
+            self.next_head = ConvLayer(width, 2 * self.next_moves, 1, True, int(cfg["max_size"]))
+            nn.init.normal_(self.next_head.conv.weight, std=1.0 / math.sqrt(width) / 10)
+            nn.init.zeros_(self.next_head.pbias.bias)
 
     def for_inference(self) -> "ResPolicyNet":
         """A copy with every batch norm folded into the convolution before
         it (weights scaled, a bias added): one layer less to run per
-        convolution, 20-40% more positions a second on a CPU."""
+        convolution, 20-40% more positions a second on a CPU.  The
+        training-only head of the later moves is left out."""
         net = copy.deepcopy(self).eval()
         net.stem_bn = _fold(net.stem, net.stem_bn)
         for block in net.blocks:
             block.bn1 = _fold(block.conv1, block.bn1)
             block.bn2 = _fold(block.conv2, block.bn2)
+        if net.next_moves:
+            del net.next_head
+            net.next_moves = 0
         return net
+
+    def next_logits(self, f: torch.Tensor, color) -> torch.Tensor:
+        """Logits (b, k, n * n) of the k moves after the next one, from trunk
+        features f, for the player to move (color as in :meth:`forward`)."""
+        b = f.shape[0]
+        idx = color_index(color, b, f.device)
+        out = self.fp32_head(self.next_head, f).reshape(b, 2, self.next_moves, -1)
+        return out[torch.arange(b, device=f.device), idx]
 
     def trunk(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)
@@ -417,10 +439,27 @@ class ResPolicyNet(TwoSoftmaxNet):
     def flat(self, x: torch.Tensor) -> torch.Tensor:
         if not self.has_pass:
             return super().flat(x)
-        f = self.trunk(x)
-        board = self.fp32_head(self.head, f)
+        return self._flat(self.trunk(x))
+
+    def _flat(self, f: torch.Tensor) -> torch.Tensor:
+        """:meth:`flat` from the trunk's features f."""
+        board = self.fp32_head(self.head, f).reshape(f.shape[0], 2, -1)
+        if not self.has_pass:
+            return board
         passes = self.fp32_head(self.pass_head, f.mean(dim=(2, 3)))
-        return torch.cat([board.reshape(f.shape[0], 2, -1), passes[:, :, None]], dim=2)
+        return torch.cat([board, passes[:, :, None]], dim=2)
+
+    def forward(self, x: torch.Tensor, color, next_moves: bool = False):
+        """As every policy net's; with ``next_moves`` (training a net with
+        a ``next_moves`` head) the pair (logits, :meth:`next_logits`) from
+        one pass of the trunk."""
+        if not next_moves:
+            return super().forward(x, color)
+        f = self.trunk(x)
+        out = self._flat(f)
+        b = out.shape[0]
+        idx = color_index(color, b, out.device)
+        return out[torch.arange(b, device=out.device), idx], self.next_logits(f, color)
 
 
 # the planes of GoCNN (Table 1 numbers of engine.features)
@@ -534,7 +573,8 @@ class ResValueNet(ResPolicyNet):
     (the engine's evaluator, bench.accuracy); ``forward(x, color, komi)``,
     komi the game's (points given to white; a number or a (b,) tensor),
     gives ``(policy logits (b, n*n), value logit (b,), ownership logits
-    (b, n*n))``, all from the player to move's side."""
+    (b, n*n))``, all from the player to move's side (and with
+    ``next_moves``, a fourth: :meth:`ResPolicyNet.next_logits`)."""
 
     has_value = True
 
@@ -580,9 +620,9 @@ class ResValueNet(ResPolicyNet):
         own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)
         return own[torch.arange(b, device=f.device), idx]
 
-    def forward(self, x: torch.Tensor, color, komi=None):
+    def forward(self, x: torch.Tensor, color, komi=None, next_moves: bool = False):
         if komi is None:
-            return super().forward(x, color)
+            return super().forward(x, color, next_moves)
         f = self.trunk(x)
         b = f.shape[0]
         idx = color_index(color, b, f.device)
@@ -590,7 +630,8 @@ class ResValueNet(ResPolicyNet):
         policy = self.fp32_head(self.head, f).reshape(b, 2, -1)[rows, idx]
         own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)[rows, idx]
         komi = torch.as_tensor(komi, dtype=torch.float32, device=f.device).reshape(-1).expand(b)
-        return policy, self.value_logit(f, komi_to_move(komi, idx)), own
+        out = (policy, self.value_logit(f, komi_to_move(komi, idx)), own)
+        return out + (self.next_logits(f, idx),) if next_moves else out
 
 
 class OwnershipView(nn.Module):

@@ -123,6 +123,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--layers", type=int, default=None, help="override the model's layers")
     ap.add_argument("--blocks", type=int, default=None,
                     help="override a residual model's blocks")
+    ap.add_argument("--next-moves", type=int, default=None, metavar="K",
+                    help="residual policy and value models: also learn the K moves after "
+                         "the next one (darkforest's extra targets), with a head that only "
+                         "training uses")
+    ap.add_argument("--next-weight", type=float, default=None, metavar="W",
+                    help="with --next-moves: the weight of each later move's loss "
+                         "(default 1, darkforest's; a resumed run keeps its own)")
     ap.add_argument("--out", required=True, help="run folder (checkpoints, metrics, plot)")
     ap.add_argument("--steps", type=int, default=10000, help="total training steps")
     ap.add_argument("--batch", type=int, default=128, help="global batch size")
@@ -247,6 +254,11 @@ def check_options(args: argparse.Namespace) -> None:
     if args.ownership_weight is not None and not (math.isfinite(args.ownership_weight)
                                                   and args.ownership_weight >= 0):
         raise TrainError(f"--ownership-weight must be a number >= 0, got {args.ownership_weight}")
+    if args.next_weight is not None and not (math.isfinite(args.next_weight)
+                                             and args.next_weight >= 0):
+        raise TrainError(f"--next-weight must be a number >= 0, got {args.next_weight}")
+    if args.next_moves is not None and not 0 <= args.next_moves <= 8:
+        raise TrainError(f"--next-moves must be 0..8, got {args.next_moves}")
     if args.ema is not None and not (0 <= args.ema < 1):
         raise TrainError(f"--ema must be a decay in [0, 1), got {args.ema}")
     cosine_start(args.cosine_from, {})
@@ -624,7 +636,8 @@ def train(args: argparse.Namespace) -> dict:
     # learning rate, schedule and clip below)
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
     for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
-                          ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0)):
+                          ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0),
+                          ("next_weight", 1.0)):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
     if args.labels is None and state.get("labels"):
@@ -637,14 +650,17 @@ def train(args: argparse.Namespace) -> dict:
 
     # model
     overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),
-                                   ("blocks", args.blocks)) if v is not None}
+                                   ("blocks", args.blocks), ("next_moves", args.next_moves))
+                 if v is not None}
     if ck is not None:
         config = ck.metadata["config"]
         if args.model is not None and args.model != ck.metadata.get("model"):
             raise TrainError(f"{last} is a {ck.metadata.get('model')!r} model, not "
                              f"{args.model!r}")
-        if any(config.get(k) != v for k, v in overrides.items()):
-            raise TrainError(f"--width/--layers/--blocks differ from the run in {last}")
+        if any(config.get(k, 0 if k == "next_moves" else None) != v
+               for k, v in overrides.items()):
+            raise TrainError(f"--width/--layers/--blocks/--next-moves differ from the run "
+                             f"in {ck.path}")
     else:
         try:
             config = model_config(args.model or "small6", **overrides)
@@ -684,6 +700,10 @@ def train(args: argparse.Namespace) -> dict:
     if cache.positions(train_games) == 0:
         raise TrainError(f"no training positions in {cache.path}")
     task = config.get("task", "policy")
+    next_moves = int(config.get("next_moves", 0))
+    if task == "ownership" and next_moves:
+        raise TrainError(f"--next-moves is for move prediction; {config['name']} learns "
+                         f"final ownership")
     if task == "ownership" and args.labels is None:
         raise TrainError(f"{config['name']} learns final ownership: give its labels "
                          f"with --labels (python -m bench.ownership_labels)")
@@ -772,7 +792,7 @@ def train(args: argparse.Namespace) -> dict:
         dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
                                     positions_per_game=args.positions_per_game, seed=args.seed,
                                     stream=rank, passes=passes, values=values,
-                                    owners=owner_targets)
+                                    owners=owner_targets, next_moves=next_moves)
         val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes,
                                  values=values, owners=owner_targets) if is_main else None)
         headline = "top1"
@@ -826,6 +846,7 @@ def train(args: argparse.Namespace) -> dict:
                             "clip_grad": args.clip_grad, "value_weight": args.value_weight,
                             "head_lr_scale": args.head_lr_scale, "ema": args.ema,
                             "ownership_weight": args.ownership_weight,
+                            "next_weight": args.next_weight,
                             "labels": args.labels if task != "ownership" else None},
         }
         if result is not None:
@@ -862,6 +883,8 @@ def train(args: argparse.Namespace) -> dict:
                if args.head_lr_scale != 1 and len(opt.param_groups) > 1 else "")
             + (f", value loss x{args.value_weight:g}" if getattr(model, "has_value", False)
                else "")
+            + (f", the {next_moves} moves after the next learnt too (each loss x"
+               f"{args.next_weight:g})" if next_moves else "")
             + f", halved at {halvings or 'never'}"
             + (f", from step {cosine_from} falling along a half cosine to 0 at step {args.steps}"
                if cosine_from is not None else "")
@@ -913,7 +936,8 @@ def train(args: argparse.Namespace) -> dict:
             loss = train_step(net, opt, *batch[:3], device, autocast, loss_fn, args.clip_grad,
                               memory_format=memory_format,
                               v=batch[3] if len(batch) > 3 else None,
-                              own=batch[4:6] if len(batch) > 4 else None)
+                              own=batch[4:6] if len(batch) > 4 else None,
+                              next_moves=next_moves, next_weight=args.next_weight)
             if ema is not None:
                 ema.update_parameters(model)
             step += 1
@@ -1028,13 +1052,17 @@ def train_step(net, opt, x, y, c, device, autocast,
                loss_fn=lambda logits, y, x: F.cross_entropy(logits, y),
                clip: float | None = None, v: torch.Tensor | None = None,
                memory_format: torch.memory_format = torch.contiguous_format,
-               marks: list[float] | None = None, own=None) -> torch.Tensor:
+               marks: list[float] | None = None, own=None, next_moves: int = 0,
+               next_weight: float = 1.0) -> torch.Tensor:
     """One optimiser step on a batch (x uint8 planes, y targets: moves for
     the policy, owners for the ownership net; c colours; v a value net's
     targets, whose third column is the komi; ``own`` its ownership targets
     and their weights, passed on to ``loss_fn`` when given); returns the loss
     ``loss_fn(logits, y, x)`` (``loss_fn(outputs, y, x, v)`` with v) as a
-    tensor (reading it would wait for the device).  ``clip`` caps the
+    tensor (reading it would wait for the device).  With ``next_moves`` k (a
+    net with that head) y is (b, 1 + k), the move played and the k after
+    it: the later moves' cross-entropies, each weighted ``next_weight``,
+    are added to the loss.  ``clip`` caps the
     gradient's global L2 norm.  ``marks``: the clock is read
     after the forward pass and loss, the backward pass, the clipping and
     the optimiser step (``bench.training --profile``; on a GPU each mark
@@ -1048,18 +1076,27 @@ def train_step(net, opt, x, y, c, device, autocast,
     x = x.to(device, non_blocking=True).float().contiguous(memory_format=memory_format)
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
+    later = next_moves > 0
+    if later:
+        y, y_next = y[:, 0], y[:, 1:]
     if v is None:
         with autocast():
-            logits = net(x, c)
-        loss = loss_fn(logits.float(), y, x)
+            out = net(x, c, next_moves=True) if later else net(x, c)
+        if later:
+            out, next_logits = out
+        loss = loss_fn(out.float(), y, x)
     else:
         v = v.to(device, non_blocking=True)
         with autocast():
-            out = net(x, c, v[:, 2])
+            out = net(x, c, v[:, 2], next_moves=True) if later else net(x, c, v[:, 2])
+        if later:
+            out, next_logits = out[:3], out[3]
         if own is None:
             loss = loss_fn(out, y, x, v)
         else:
             loss = loss_fn(out, y, x, v, tuple(t.to(device, non_blocking=True) for t in own))
+    if later:
+        loss = loss + next_weight * next_moves_loss(next_logits, y_next)
     mark()
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -1070,6 +1107,21 @@ def train_step(net, opt, x, y, c, device, autocast,
     opt.step()
     mark()
     return loss
+
+
+def next_moves_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The sum over the k later moves of each one's mean cross-entropy:
+    logits (b, k, n * n), targets (b, k) with D.IGNORE where the game ended
+    or passed (such a move counts nothing; a move no position of the batch
+    has counts 0)."""
+    logits = logits.float()
+    total = logits.new_zeros(())
+    for j in range(targets.shape[1]):
+        t = targets[:, j]
+        n = (t != D.IGNORE).sum()
+        part = F.cross_entropy(logits[:, j], t, ignore_index=D.IGNORE, reduction="sum")
+        total = total + part / n.clamp(min=1)
+    return total
 
 
 def plot_compare(runs: list[tuple[str, list[dict]]], path: Path,

@@ -291,3 +291,39 @@ def test_position_dataset_order_independent_of_workers(built) -> None:
         ex, ey, ec = sampler.batch(16, step)
         assert torch.equal(y, torch.from_numpy(ey)) and torch.equal(x, torch.from_numpy(ex))
     del it
+
+
+def test_next_targets_are_the_later_moves_under_the_symmetry(built) -> None:
+    """darkforest's extra targets: the moves 1..k after each position's
+    move, transformed as its planes are; IGNORE past the game's end."""
+    _, _, cache = built
+    s = D.PositionSampler(cache, positions_per_game=4, seed=3)
+    _, y, _, where = s.batch(24, step=5, info=True)
+    nxt = s.next_targets(where, 2)
+    assert nxt.shape == (24, 2) and nxt.dtype == np.int64
+    for k in range(24):
+        g, t, sym = int(where["game"][k]), int(where["move"][k]), int(where["sym"][k])
+        moves, _ = cache.game_moves(g)
+        for j in (1, 2):
+            want = (D.transform_move(sym, int(moves[t + j]), 19)
+                    if t + j < len(moves) and moves[t + j] != 361 else D.IGNORE)
+            assert nxt[k, j - 1] == want
+    # the last two moves of a game: one later move, then none
+    g = 0
+    n = len(cache.game_moves(g)[0])
+    last = {"game": np.array([g, g]), "move": np.array([n - 2, n - 1]), "sym": np.array([3, 3])}
+    got = s.next_targets(last, 2)
+    assert got[0, 0] == D.transform_move(3, int(cache.game_moves(g)[0][n - 1]), 19)
+    assert got[0, 1] == got[1, 0] == got[1, 1] == D.IGNORE
+
+
+def test_position_dataset_with_next_moves(built) -> None:
+    torch = pytest.importorskip("torch")
+    _, _, cache = built
+    ds = D.PositionDataset(cache, None, 16, start_step=3, seed=2, next_moves=2)
+    sampler = D.PositionSampler(cache, None, seed=2)
+    x, y, c = next(iter(ds))
+    ex, ey, ec, where = sampler.batch(16, 3, info=True)
+    assert y.shape == (16, 3)
+    assert torch.equal(y[:, 0], torch.from_numpy(ey)) and torch.equal(x, torch.from_numpy(ex))
+    assert torch.equal(y[:, 1:], torch.from_numpy(sampler.next_targets(where, 2)))

@@ -249,3 +249,29 @@ def test_res9_has_a_pass_output() -> None:
         legal_mask(x, 80)
     # nets without a pass output say so
     assert not build_model("res6").has_pass and not build_model("small6").has_pass
+
+
+def test_next_moves_head_is_for_training_only() -> None:
+    """A residual net with next_moves k: forward(x, c) is the policy as
+    before; forward(x, c, next_moves=True) adds (b, k, n*n) logits of the
+    later moves from the same pass of the trunk, for the player to move;
+    for_inference drops that head and keeps the policy; a value net gives
+    them as a fourth output."""
+    torch.manual_seed(3)
+    net = build_model("res6", blocks=1, width=8, next_moves=2).eval()
+    x, c = torch.rand(3, N_PLANES, 9, 9), torch.tensor([0, 1, 0])
+    policy, later = net(x, c, next_moves=True)
+    assert later.shape == (3, 2, 81)
+    assert torch.equal(policy, net(x, c))
+    both = net.next_head(net.trunk(x)).reshape(3, 2, 2, 81)
+    assert torch.equal(later[1], both[1, 1]) and torch.equal(later[0], both[0, 0])
+    fast = net.for_inference()
+    assert not hasattr(fast, "next_head") and fast.next_moves == 0
+    assert torch.allclose(fast(x, c), policy, atol=1e-4)
+    assert hasattr(net, "next_head")
+    value = build_model("res6v", blocks=1, width=8, next_moves=1).eval()
+    out = value(x, c, 7.5, next_moves=True)
+    assert len(out) == 4 and out[3].shape == (3, 1, 81)
+    assert all(torch.equal(a, b) for a, b in zip(out[:3], value(x, c, 7.5)))
+    with pytest.raises(ValueError, match="unknown config key"):
+        build_model("maddison12", next_moves=2)

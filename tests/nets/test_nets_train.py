@@ -190,7 +190,8 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
     ("--positions-per-game", "0"), ("--threads", "0"), ("--checkpoint-every", "0"),
     ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan"),
     ("--clip-grad", "off"), ("--ema", "1"), ("--ema", "-0.1"), ("--cosine-from", "x"),
-    ("--cosine-from", "-1")])
+    ("--cosine-from", "-1"), ("--next-moves", "9"), ("--next-moves", "-1"),
+    ("--next-weight", "nan"), ("--next-weight", "-2")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])
@@ -382,3 +383,41 @@ def test_res9_learns_passes(tmp_path) -> None:
     assert rows[-1]["val_loss"] < rows[0]["val_loss"] - 0.05
     ck = load_checkpoint(out / "last.pt")
     assert ck.metadata["config"]["pass_output"] and ck.metadata["board_sizes"] == [9]
+
+
+def test_next_moves_loss_leaves_out_the_ignored_targets() -> None:
+    logits = torch.randn(3, 2, 25)
+    t = torch.tensor([[4, D.IGNORE], [7, 9], [D.IGNORE, D.IGNORE]])
+    want = (torch.nn.functional.cross_entropy(logits[:2, 0], t[:2, 0])
+            + torch.nn.functional.cross_entropy(logits[1:2, 1], t[1:2, 1]))
+    assert torch.allclose(T.next_moves_loss(logits, t), want)
+    none = torch.full((2, 1), D.IGNORE)
+    assert T.next_moves_loss(torch.randn(2, 1, 25), none).item() == 0.0
+
+
+def test_next_moves_are_learnt_and_kept_by_a_resumed_run(cache, tmp_path, capsys) -> None:
+    """--next-moves K: the model gets the head of the later moves (in its
+    config), the loss adds their cross-entropies at --next-weight, a resumed
+    run keeps both, another K is refused, and so is a net without the head."""
+    res = ["--data", str(cache), "--model", "res6", "--blocks", "1", "--width", "8",
+           "--batch", "16", "--val-positions", "64", "--threads", "1",
+           "--positions-per-game", "4", "--eval-every", "2"]
+    out = tmp_path / "run"
+    assert T.main([*res, "--out", str(out), "--steps", "2", "--next-moves", "2",
+                   "--next-weight", "0.5"]) == 0
+    assert "the 2 moves after the next learnt too (each loss x0.5)" in capsys.readouterr().err
+    rows = _metrics(out)
+    # the training loss holds the later moves' too: well above the validation's
+    assert rows[-1]["train_loss"] > rows[-1]["val_loss"] * 1.5
+    assert T.main(["--data", str(cache), "--out", str(out), "--steps", "4", "--resume",
+                   "--threads", "1"]) == 0
+    assert "each loss x0.5" in capsys.readouterr().err
+    m = load_checkpoint(out / "last.pt").metadata
+    assert m["config"]["next_moves"] == 2 and m["train_state"]["next_weight"] == 0.5
+    assert m["steps"] == 4
+    assert T.main(["--data", str(cache), "--out", str(out), "--steps", "6", "--resume",
+                   "--next-moves", "1"]) == 2
+    assert "--next-moves differ from the run" in capsys.readouterr().err
+    assert T.main([*TINY, "--data", str(cache), "--out", str(tmp_path / "plain"),
+                   "--steps", "1", "--next-moves", "2"]) == 2
+    assert "unknown config key(s) ['next_moves']" in capsys.readouterr().err
