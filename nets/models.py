@@ -286,14 +286,18 @@ class TwoSoftmaxNet(nn.Module):
         out = self.both(x)
         return out.reshape(out.shape[0], 2, -1)
 
+    @staticmethod
+    def to_move(out: torch.Tensor, color) -> torch.Tensor:
+        """The player to move's rows of per-colour outputs ``out`` (batch, 2,
+        ...); color as in :meth:`forward`."""
+        b = out.shape[0]
+        return out[torch.arange(b, device=out.device), color_index(color, b, out.device)]
+
     def forward(self, x: torch.Tensor, color) -> torch.Tensor:
         """Logits (batch, n * n) of the player to move (n * n + 1 with a
         pass output); color: 0 black, 1 white (an int for the whole batch
         or a (batch,) tensor)."""
-        out = self.flat(x)
-        b = out.shape[0]
-        idx = color_index(color, b, out.device)
-        return out[torch.arange(b, device=out.device), idx]
+        return self.to_move(self.flat(x), color)
 
 
 class PolicyNet(TwoSoftmaxNet):
@@ -421,10 +425,8 @@ class ResPolicyNet(TwoSoftmaxNet):
     def next_logits(self, f: torch.Tensor, color) -> torch.Tensor:
         """Logits (b, k, n * n) of the k moves after the next one, from trunk
         features f, for the player to move (color as in :meth:`forward`)."""
-        b = f.shape[0]
-        idx = color_index(color, b, f.device)
-        out = self.fp32_head(self.next_head, f).reshape(b, 2, self.next_moves, -1)
-        return out[torch.arange(b, device=f.device), idx]
+        out = self.fp32_head(self.next_head, f).reshape(f.shape[0], 2, self.next_moves, -1)
+        return self.to_move(out, color)
 
     def trunk(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)
@@ -456,10 +458,7 @@ class ResPolicyNet(TwoSoftmaxNet):
         if not next_moves:
             return super().forward(x, color)
         f = self.trunk(x)
-        out = self._flat(f)
-        b = out.shape[0]
-        idx = color_index(color, b, out.device)
-        return out[torch.arange(b, device=out.device), idx], self.next_logits(f, color)
+        return self.to_move(self._flat(f), color), self.next_logits(f, color)
 
 
 # the planes of GoCNN (Table 1 numbers of engine.features)
@@ -615,10 +614,8 @@ class ResValueNet(ResPolicyNet):
         """The ownership head alone: (b, n*n) logits that the player to move
         owns each point at the end (the trunk, no policy or value)."""
         f = self.trunk(x)
-        b = f.shape[0]
-        idx = color_index(color, b, f.device)
-        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)
-        return own[torch.arange(b, device=f.device), idx]
+        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f)))
+        return self.to_move(own.reshape(f.shape[0], 2, -1), color)
 
     def forward(self, x: torch.Tensor, color, komi=None, next_moves: bool = False):
         if komi is None:
@@ -626,9 +623,9 @@ class ResValueNet(ResPolicyNet):
         f = self.trunk(x)
         b = f.shape[0]
         idx = color_index(color, b, f.device)
-        rows = torch.arange(b, device=f.device)
-        policy = self.fp32_head(self.head, f).reshape(b, 2, -1)[rows, idx]
-        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f))).reshape(b, 2, -1)[rows, idx]
+        policy = self.to_move(self.fp32_head(self.head, f).reshape(b, 2, -1), idx)
+        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f)))
+        own = self.to_move(own.reshape(b, 2, -1), idx)
         komi = torch.as_tensor(komi, dtype=torch.float32, device=f.device).reshape(-1).expand(b)
         out = (policy, self.value_logit(f, komi_to_move(komi, idx)), own)
         return out + (self.next_logits(f, idx),) if next_moves else out
