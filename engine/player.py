@@ -353,11 +353,15 @@ class Player:
         cleanup mode, no dead opponent stones are left); it resigns when
         the opponent passed, the count loses, and that search's winrate
         for it (on at least 200 visits) is below ``resign`` (the game is
-        over and lost: playing on would only fill the board)."""
+        over and lost: playing on would only fill the board), and before
+        any pass when a value network and a search agree that the game is
+        lost (:meth:`_policy_lost`)."""
         game = self.game
         board = game.board
         started = time.perf_counter()
-        probs = self.move_probabilities(symmetries=self.config.policy_symmetries)
+        probs, value = self.search.network_judgement(board, self.history(),
+                                                     self.config.policy_symmetries,
+                                                     self.scoring_komi)
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
         allowed = (p for p, _ in ranked if p == PASS or (
             not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None))
@@ -375,11 +379,33 @@ class Player:
                 move = PASS
             elif margin < 0 and self._lost(c, 1.0 - after.winrate, after.visits, after.ownership):
                 move = "resign"
+        elif self._policy_lost(c, value):
+            move = "resign"
         best = ", ".join(f"{board.name(p)} {prob:.3f}" for p, prob in ranked[:5])
-        log.info("genmove %s (policy only): %s in %.3fs | %s", "b" if c == BLACK else "w",
+        judged = "" if value is None else f" | value {value:.3f}"
+        log.info("genmove %s (policy only): %s in %.3fs%s | %s", "b" if c == BLACK else "w",
                  "resign" if move == "resign" else board.name(move),
-                 time.perf_counter() - started, best)
+                 time.perf_counter() - started, judged, best)
         return move
+
+    def _policy_lost(self, c: int, value: float | None) -> bool:
+        """Whether policy-only play resigns a game the opponent has not yet
+        passed in: the value network gives ``c`` less than ``resign``, and a
+        short search of the position (the count's 3,000 simulations) finds
+        it lost by the search's own rule (:meth:`_lost`).  The value alone
+        is not trusted: it once gave 0.03 to a game that the network then
+        won by 7.5 points.  Without a value head policy-only play resigns
+        only after a pass, as before; never in the first ``size`` moves, nor
+        while dynamic komi is on ``c``'s side."""
+        game = self.game
+        if (value is None or self.config.resign <= 0 or value >= self.config.resign
+                or len(game.moves) <= game.size or self.komi_helps(c)):
+            return False
+        result = self.search.run(game.board, self.scoring_komi,
+                                 max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
+                                 history=self.history())
+        self._ownership = (position_key(game.board), result)
+        return self._lost(c, result.winrate, result.visits, result.ownership)
 
     def _budget(self, c: int) -> float | None:
         budget = move_budget(self.game.clocks[c], int(self.game.board.s[S_NEMPTY]), self.config.lag)

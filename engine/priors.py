@@ -407,7 +407,8 @@ def symmetry_inverse(x: np.ndarray, k: int) -> np.ndarray:
     return np.rot90(x, -(k % 4), axes=(-2, -1))
 
 
-def symmetric_probabilities(network, planes: np.ndarray, color: int, n: int) -> np.ndarray:
+def symmetric_probabilities(network, planes: np.ndarray, color: int, n: int,
+                            komi: float | None = None):
     """The mean over the board's 8 symmetries of ``network``'s probabilities
     for the one position of ``planes`` (1, N_PLANES, n, n): the 8 images
     go in one batch, each row is mapped back onto the board and the rows
@@ -415,14 +416,22 @@ def symmetric_probabilities(network, planes: np.ndarray, color: int, n: int) -> 
     is).  A test-time ensemble of the network with itself: the rotations
     and mirror images of a position are the same position, which the
     network, trained on random symmetries, judges a little differently in
-    each."""
+    each.  With ``komi``, ``network`` is a value network (planes, colours,
+    komi) -> (probabilities, values), and the answer is the pair
+    (probabilities, the mean of the 8 values) from the same batch."""
     batch = np.ascontiguousarray(np.stack([symmetry(planes[0], k) for k in range(8)]))
-    probs = np.asarray(network(batch, np.full(8, color, np.int32)), np.float64)
+    colors = np.full(8, color, np.int32)
+    if komi is None:
+        probs, values = network(batch, colors), None
+    else:
+        probs, values = network(batch, colors, komi)
+    probs = np.asarray(probs, np.float64)
     out = np.zeros(probs.shape[1], np.float64)
     for k in range(8):
         out[:n * n] += symmetry_inverse(probs[k, :n * n].reshape(n, n), k).reshape(-1)
         out[n * n:] += probs[k, n * n:]
-    return (out / 8).astype(np.float32)
+    out = (out / 8).astype(np.float32)
+    return out if komi is None else (out, float(np.mean(values)))
 
 
 __all__ = ["RING", "NN_VISITS_MAX", "Ring", "PriorQueue", "PriorStats", "move_prob", "request",

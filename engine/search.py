@@ -718,12 +718,28 @@ class Search:
         player to move, PASS included where the network has a pass output
         (empty without a network for this size); with ``symmetries`` 8 the
         mean over the board's symmetries (:func:`symmetric_probabilities`)."""
+        return self.network_judgement(board, history, symmetries)[0]
+
+    def network_judgement(self, board: Board, history=(), symmetries: int = 1,
+                          komi: float | None = None) -> tuple[dict[int, float], float | None]:
+        """:meth:`network_policy` and, with ``komi`` and a value network, its
+        probability that ``board``'s player to move wins (the mean over the
+        symmetries where the probabilities are), from the same forward pass;
+        None for the value otherwise."""
         if not self.uses_network(board.size):
-            return {}
+            return {}, None
+        planes = root_planes(board, history, self.cfg.nn_rank)
+        valued = komi is not None and self.value_network is not None
+        value = None
         if symmetries == 8:
-            probs = symmetric_probabilities(self.network,
-                                            root_planes(board, history, self.cfg.nn_rank),
-                                            board.to_move, board.size)
+            if valued:
+                probs, value = symmetric_probabilities(self.value_network, planes,
+                                                       board.to_move, board.size, komi)
+            else:
+                probs = symmetric_probabilities(self.network, planes, board.to_move, board.size)
+        elif valued:
+            probs, values = self.value_network(planes, np.array([board.to_move], np.int32), komi)
+            probs, value = probs[0], float(values[0])
         else:
             probs = self._network_row(board, history)
         n, w = board.size, int(board.s[S_W])
@@ -732,7 +748,7 @@ class Search:
             prob = float(move_prob(probs, p, w, n))
             if prob > 0:
                 out[p] = prob
-        return out
+        return out, value
 
     def stop(self) -> None:
         """End the running search early (from another thread); ``interrupted``

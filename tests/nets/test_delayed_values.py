@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from engine.board import Board
+from engine.board import S_PASSES, Board
 from engine.config import MIN_MEMORY, EngineConfig, SearchConfig
 from engine.patterns import load_gammas
 from engine.player import Player
@@ -251,3 +251,38 @@ def test_a_network_without_a_value_head_brings_priors_only():
         assert tree.ti[T_PARENT, ROOT] == NO_NODE
     finally:
         player.close()
+
+
+
+def _walls(player: Player) -> None:
+    """9x9: Black's wall on row 2 with eyes at C1 and G1 (18 points),
+    White's on row 3 and six stones above it (63): Black to move, 52.5
+    points behind with komi 7.5, too few points left for an invasion to
+    live (3,000 playouts: Black's winrate 0)."""
+    for col in range(9):
+        player.play("b", (col, 1))
+        player.play("w", (col, 2))
+    player.play("b", (2, 0))
+    player.play("w", (4, 6))
+    player.play("b", (6, 0))
+    for vertex in ((4, 5), (2, 6), (6, 6), (2, 4), (6, 4)):
+        player.play("w", vertex)
+
+
+def test_policy_only_resigns_where_the_value_and_a_search_say_lost():
+    """Policy-only play asks the value network with its probabilities: a
+    value under --resign (0.01 here) makes it search the position, and it
+    resigns only when that search finds the game lost by the search's own
+    rule: Black resigns before any pass; White, told the same 0.01 of a
+    game it wins, plays on; a value of 0.5 and a network without a value
+    head never make it resign before a pass."""
+    def player(net) -> Player:
+        p = Player(EngineConfig(board_size=9, policy_only=True, rollouts=3000, seed=3), net)
+        _walls(p)
+        return p
+    lost = player(FakeValueNet(value=0.01))
+    assert lost.genmove("b") == "resign"
+    assert lost.game.board.s[S_PASSES] == 0
+    assert player(FakeValueNet(value=0.01)).genmove("w") not in ("resign", None)
+    assert player(FakeValueNet(value=0.5)).genmove("b") not in ("resign", None)
+    assert player(FakeNet()).genmove("b") not in ("resign", None)
