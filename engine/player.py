@@ -391,8 +391,8 @@ class Player:
     def _policy_lost(self, c: int, value: float | None) -> bool:
         """Whether policy-only play resigns a game the opponent has not yet
         passed in: the value network gives ``c`` less than ``resign``, and a
-        short search of the position (the count's 3,000 simulations) finds
-        it lost by the search's own rule (:meth:`_lost`).  The value alone
+        short search of the position (:meth:`_position_search`) finds it
+        lost by the search's own rule (:meth:`_lost`).  The value alone
         is not trusted: it once gave 0.03 to a game that the network then
         won by 7.5 points.  Without a value head policy-only play resigns
         only after a pass, as before; never in the first ``size`` moves, nor
@@ -401,10 +401,7 @@ class Player:
         if (value is None or self.config.resign <= 0 or value >= self.config.resign
                 or len(game.moves) <= game.size or self.komi_helps(c)):
             return False
-        result = self.search.run(game.board, self.scoring_komi,
-                                 max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
-                                 history=self.history())
-        self._ownership = (position_key(game.board), result)
+        result = self._position_search()
         return self._lost(c, result.winrate, result.visits, result.ownership)
 
     def _budget(self, c: int) -> float | None:
@@ -646,13 +643,18 @@ class Player:
     def ownership(self) -> np.ndarray:
         """Per padded point, +1 surely black .. -1 surely white: from the
         last search if it was of this position, else from a short one."""
+        return self._position_search().ownership
+
+    def _position_search(self) -> SearchResult:
+        """The last search if it was of this position, else a short one (the
+        count's simulations, the real komi), kept for the next ask."""
         key = position_key(self.game.board)
         if self._ownership is None or self._ownership[0] != key:
             sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
             result = self.search.run(self.game.board, self.scoring_komi, max_sims=sims,
                                      history=self.history())
             self._ownership = (key, result)
-        return self._ownership[1].ownership
+        return self._ownership[1]
 
     def count_searches(self, board: Board, history: tuple[int, ...]) -> list[tuple[Board, SearchResult]]:
         """The searches behind the count of ``board``: one with each colour

@@ -664,11 +664,18 @@ class Search:
             self.clear()
         return result
 
-    def _network_row(self, board: Board, history) -> np.ndarray:
+    def _network_row(self, board: Board, history,
+                     komi: float | None = None) -> tuple[np.ndarray, float | None]:
         """The network's (n * n) probabilities for ``board``'s player to move
-        (n * n + 1, the pass last, from a network with a pass output)."""
-        return self.network(root_planes(board, history, self.cfg.nn_rank),
-                            np.array([board.to_move], np.int32))[0]
+        (n * n + 1, the pass last, from a network with a pass output) and,
+        with ``komi`` and a value network, from the same forward pass, its
+        probability that that player wins (None otherwise)."""
+        planes = root_planes(board, history, self.cfg.nn_rank)
+        colors = np.array([board.to_move], np.int32)
+        if komi is not None and self.value_network is not None:
+            probs, values = self.value_network(planes, colors, komi)
+            return probs[0], float(values[0])
+        return self.network(planes, colors)[0], None
 
     def _evaluate_root(self, board: Board, history, komi: float) -> None:
         """The root waits for its own network evaluation (the one wait the
@@ -678,13 +685,7 @@ class Search:
         ti, tf, ei, ef = self.tree.arrays
         if ti[T_STATE, ROOT] != EXPANDED:
             return
-        value = None
-        if self.value_network is not None:
-            probs, values = self.value_network(root_planes(board, history, self.cfg.nn_rank),
-                                               np.array([board.to_move], np.int32), komi)
-            probs, value = probs[0], float(values[0])
-        else:
-            probs = self._network_row(board, history)
+        probs, value = self._network_row(board, history, komi)
         with self.queue.tree_lock:
             ti[T_STATE, ROOT] = NN_PENDING
             write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size,
@@ -702,7 +703,7 @@ class Search:
         cached = self._policy_cache
         if cached is not None and cached[0] == position_key(board):
             return cached[1]
-        return self._keep_root_policy(board, self._network_row(board, self._root_history))
+        return self._keep_root_policy(board, self._network_row(board, self._root_history)[0])
 
     def _keep_root_policy(self, board: Board, probs: np.ndarray) -> dict[int, float]:
         n, w = board.size, int(board.s[S_W])
@@ -728,20 +729,16 @@ class Search:
         None for the value otherwise."""
         if not self.uses_network(board.size):
             return {}, None
-        planes = root_planes(board, history, self.cfg.nn_rank)
-        valued = komi is not None and self.value_network is not None
-        value = None
-        if symmetries == 8:
-            if valued:
-                probs, value = symmetric_probabilities(self.value_network, planes,
-                                                       board.to_move, board.size, komi)
-            else:
-                probs = symmetric_probabilities(self.network, planes, board.to_move, board.size)
-        elif valued:
-            probs, values = self.value_network(planes, np.array([board.to_move], np.int32), komi)
-            probs, value = probs[0], float(values[0])
+        if symmetries != 8:
+            probs, value = self._network_row(board, history, komi)
+        elif komi is not None and self.value_network is not None:
+            probs, value = symmetric_probabilities(self.value_network,
+                                                   root_planes(board, history, self.cfg.nn_rank),
+                                                   board.to_move, board.size, komi)
         else:
-            probs = self._network_row(board, history)
+            probs, value = symmetric_probabilities(self.network,
+                                                   root_planes(board, history, self.cfg.nn_rank),
+                                                   board.to_move, board.size), None
         n, w = board.size, int(board.s[S_W])
         out = {}
         for p in (*board.points(), PASS):

@@ -253,7 +253,6 @@ def test_a_network_without_a_value_head_brings_priors_only():
         player.close()
 
 
-
 def _walls(player: Player) -> None:
     """9x9: Black's wall on row 2 with eyes at C1 and G1 (18 points),
     White's on row 3 and six stones above it (63): Black to move, 52.5
