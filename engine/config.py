@@ -131,6 +131,8 @@ class SearchConfig:
                                     # network's), selection and the reported winrates use
                                     # (1 - lambda) * rollout mean + lambda * value mean
                                     # (AlphaGo: 0.5; 0.25 chosen by matches, docs/value.md);
+                                    # the priors are experience in the rollout half, so at 1
+                                    # they drop out of selection (lost 30 of 30, docs/value.md);
                                     # without a value network it does nothing
     # dynamic komi (engine/player.py, Player.search_komi): the komi the search plays with,
     # never the one the game is counted with
