@@ -41,7 +41,8 @@ queue holds twice the bound are dropped at once (the node goes back to
 EXPANDED, keeps its heuristic priors and may be asked for again) and
 counted.  A node that two threads' kernels asked for at once (each saw
 it EXPANDED before the other marked it NN_PENDING) is requested once: the
-later request is merged (counted apart, not dropped).  So the search never
+later request is merged (counted apart, not dropped), also when the
+first one's reply has already arrived.  So the search never
 waits for the network; the network spends its
 time on the nodes the search visits most.
 """
@@ -283,9 +284,12 @@ class PriorQueue:
             for slot in ring.rfresh[:k]:
                 slot = int(slot)
                 node = int(ring.rnode[slot])
-                if node in self._waiting:
+                if node in self._waiting or self.tree.ti[T_STATE, node] == NN_READY:
                     # two threads' kernels asked for the node at once (each
-                    # saw it EXPANDED): one request is enough
+                    # saw it EXPANDED): one request is enough, whether the
+                    # first is still waiting or its reply has already come
+                    # (a thread publishes after its kernel batch, which can
+                    # outlast the network's round trip)
                     ring.rbusy[slot] = 0
                     self.stats.merged += 1
                     continue

@@ -149,6 +149,33 @@ def test_two_threads_asking_for_one_node_make_one_request():
     assert float(tf[F_VALUE_N, 3]) == 1
 
 
+def test_a_request_published_after_its_nodes_reply_is_merged():
+    """The second thread publishes its request after its kernel batch, which
+    can outlast the network's round trip: the first request's reply is
+    then already in the tree, and the late one is merged, not evaluated
+    again and dropped as stale (138 of 9,750 requests with 16 threads on
+    an H200, 2026-11-27, before this)."""
+    tree = chain_tree()
+    ti, tf = tree.ti, tree.tf
+    queue = PriorQueue(tree)
+    queue.size = 19
+    rings = [Ring(19), Ring(19)]
+    for ring in rings:
+        ring.rnode[0], ring.rcolor[0], ring.rbusy[0] = 3, 1, 1
+        ring.rfresh[0], ring.rstate[R_NFRESH] = 0, 1
+    ti[T_STATE, 3] = NN_PENDING
+    queue.publish(rings[0])
+    planes = np.zeros((4, N_PLANES, 19, 19), np.uint8)
+    tickets = queue.take(planes, np.zeros(4, np.int32), 0.0)
+    queue.deliver(tickets, np.full((1, 361), 1 / 361, np.float32), np.array([0.3], np.float32))
+    assert ti[T_STATE, 3] == NN_READY
+    queue.publish(rings[1])
+    assert queue.depth() == 0 and queue.stats.merged == 1 and rings[1].rbusy[0] == 0
+    assert queue.take(planes, np.zeros(4, np.int32), 0.0, idle_wait=0.0) == []
+    assert (queue.stats.evaluated, queue.stats.stale, queue.stats.overflow) == (1, 0, 0)
+    assert float(tf[F_VALUE_N, 3]) == 1
+
+
 def _best_reply(player) -> None:
     """Play the root's most visited reply: the search keeps its subtree, at
     new indices."""
