@@ -105,8 +105,9 @@ def test_bf16_keeps_the_networks_choices() -> None:
     f = probs["fp32"]
     gap = f[rows, best["fp32"][rows]] - f[rows, best["bf16"][rows]]
     assert (gap < 0.02).all(), gap
-    accuracy = {p: float((b == played).mean()) for p, b in best.items()}
-    assert abs(accuracy["fp32"] - accuracy["bf16"]) <= max(0.003, 1 / len(played)), accuracy
+    # counted in positions, not shares: 0.495 - 0.49 exceeds 1/200 in floats
+    hits = {p: int((b == played).sum()) for p, b in best.items()}
+    assert abs(hits["fp32"] - hits["bf16"]) <= max(0.003 * len(played), 1), hits
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
