@@ -123,20 +123,28 @@ def test_the_queue_adds_a_reply_value_once():
     assert abs(tf[F_VALUE_W, 3] - 0.7) < 1e-6 and abs(tf[F_VALUE_W, 1] - 0.3) < 1e-6
 
 
-def test_two_threads_asking_for_one_node_make_one_request():
-    """Two search threads' kernels can both see a node EXPANDED and both
-    ask for it (no atomic claim): the queue keeps the first request and
-    merges the second, so the network evaluates the node once and no reply
-    is dropped as stale (before 2026-11-26 the second reply was: 445 of
-    9,135 requests with 16 threads on an H100)."""
+def _two_threads_asking_for_node_3():
+    """A 19x19 queue on chain_tree() and two search threads' rings, each
+    holding one fresh, unpublished request for node 3."""
     tree = chain_tree()
-    ti, tf = tree.ti, tree.tf
     queue = PriorQueue(tree)
     queue.size = 19
     rings = [Ring(19), Ring(19)]
     for ring in rings:
         ring.rnode[0], ring.rcolor[0], ring.rbusy[0] = 3, 1, 1
         ring.rfresh[0], ring.rstate[R_NFRESH] = 0, 1
+    return tree, queue, rings
+
+
+def test_two_threads_asking_for_one_node_make_one_request():
+    """Two search threads' kernels can both see a node EXPANDED and both
+    ask for it (no atomic claim): the queue keeps the first request and
+    merges the second, so the network evaluates the node once and no reply
+    is dropped as stale (before 2026-11-26 the second reply was: 445 of
+    9,135 requests with 16 threads on an H100)."""
+    tree, queue, rings = _two_threads_asking_for_node_3()
+    ti, tf = tree.ti, tree.tf
+    for ring in rings:
         queue.publish(ring)
     ti[T_STATE, 3] = NN_PENDING
     assert queue.depth() == 1 and queue.stats.merged == 1 and rings[1].rbusy[0] == 0
@@ -155,14 +163,8 @@ def test_a_request_published_after_its_nodes_reply_is_merged():
     then already in the tree, and the late one is merged, not evaluated
     again and dropped as stale (138 of 9,750 requests with 16 threads on
     an H200, 2026-11-27, before this)."""
-    tree = chain_tree()
+    tree, queue, rings = _two_threads_asking_for_node_3()
     ti, tf = tree.ti, tree.tf
-    queue = PriorQueue(tree)
-    queue.size = 19
-    rings = [Ring(19), Ring(19)]
-    for ring in rings:
-        ring.rnode[0], ring.rcolor[0], ring.rbusy[0] = 3, 1, 1
-        ring.rfresh[0], ring.rstate[R_NFRESH] = 0, 1
     ti[T_STATE, 3] = NN_PENDING
     queue.publish(rings[0])
     planes = np.zeros((4, N_PLANES, 19, 19), np.uint8)
