@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.gtp") -> i
     try:
         player.warm_up()
         serve(build_registry(player, options), end_of_input_stops=True,
-              on_ending=exit_watchdog)
+              on_ending=exit_watchdog, grace=ENDING_GRACE)
     finally:
         player.close()
     return 0
@@ -268,6 +268,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine.gtp") -> i
 EXIT_SECONDS = 1.8
 """Once the session ends (quit, or end of input), the process is gone within
 this many seconds, whatever a search thread is doing."""
+
+ENDING_GRACE = 1.0
+"""A genmove cut short by the session's end (``quit`` right after it, or end
+of input) still searches until this many seconds after it started: a piped
+``genmove b`` then ``quit`` gets a real move, and the process still ends
+well within EXIT_SECONDS of the end."""
 
 
 def exit_watchdog() -> None:

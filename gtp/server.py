@@ -42,6 +42,16 @@ misbehave (``python -m engine.gtp`` sets both):
   answered, or when one cuts short the command it directly follows.  A
   watchdog there can end a process whose command does not return.
 
+A third, ``grace``, softens the cut for scripts: a command cut short by
+the session's end (a ``quit`` right after it, or end of input with
+``end_of_input_stops``) is first left to run until ``grace`` seconds after
+it started, so that ``genmove b`` then ``quit`` piped into an engine gets a
+move searched for that long, not the first simulation's.  The commands cut
+short by one end of input share one such window, counted from the end of
+input at the latest, so the session still ends within ``grace`` seconds
+(plus the command's stop) of it.  GoGui's ``# interrupt`` gets no grace:
+the user asked for the move now.
+
 Whatever the options, background work that was asked to stop and is still
 running after :data:`ABANDON_SECONDS` is abandoned (its thread is left to
 itself, an error is logged, and its response is closed) so that the
@@ -78,7 +88,8 @@ ABANDON_SECONDS = 1.0
 
 
 def serve(registry: Registry, inp: TextIO | None = None, out: TextIO | None = None, *,
-          end_of_input_stops: bool = False, on_ending: Callable[[], None] | None = None) -> None:
+          end_of_input_stops: bool = False, on_ending: Callable[[], None] | None = None,
+          grace: float = 0.0) -> None:
     """Answer GTP commands from *inp* on *out* until ``quit`` or end of input.
 
     *inp* and *out* default to ``sys.stdin`` and ``sys.stdout`` (looked up at
@@ -87,15 +98,15 @@ def serve(registry: Registry, inp: TextIO | None = None, out: TextIO | None = No
     one, flushed at once.  A command registered with ``ends_session`` (the
     standard ``quit``) is answered and then the loop returns, leaving any
     further input unread.  A closed output pipe also ends the loop quietly.
-    Streaming commands, background work and the two options are described
-    in the module documentation.
+    Streaming commands, background work and the three options are
+    described in the module documentation.
     """
     if inp is None:
         inp = sys.stdin
         _tolerate_bad_bytes(inp)
     if out is None:
         out = sys.stdout
-    _Session(registry, inp, out, end_of_input_stops, on_ending).run()
+    _Session(registry, inp, out, end_of_input_stops, on_ending, grace).run()
 
 
 class _Task:
@@ -110,6 +121,7 @@ class _Task:
         self.interruptible = interruptible
         self.final: str | None = None
         self.thread: threading.Thread | None = None
+        self.started = time.monotonic()
 
 
 class _Reader:
@@ -165,12 +177,15 @@ class _Reader:
 class _Session:
     def __init__(self, registry: Registry, inp: TextIO, out: TextIO,
                  end_of_input_stops: bool = False,
-                 on_ending: Callable[[], None] | None = None) -> None:
+                 on_ending: Callable[[], None] | None = None,
+                 grace: float = 0.0) -> None:
         self.registry = registry
         self.end_of_input_stops = end_of_input_stops
+        self.grace = grace
         self._on_ending = on_ending
         self._ending = False                # on_ending was called
         self._input_ended = False           # end of input read (with end_of_input_stops)
+        self._ended_at: float | None = None  # when it was read
         self.out = out
         self.events: queue.Queue = queue.Queue()
         self.out_lock = threading.Lock()
@@ -182,7 +197,8 @@ class _Session:
         # the server sees first.
         self._lock = threading.Lock()
         self._running: int | None = None    # seq of the command running in the main thread
-        self._stops: set[int] = set()       # seqs of the quit / interrupt lines read
+        self._started = 0.0                 # when it started
+        self._stops: dict[int, bool] = {}   # seqs of the quit / interrupt lines read: is it a quit
         self.reader = _Reader(inp, self.events, self._on_line, self._is_quit)
 
     # -- main loop ------------------------------------------------------------
@@ -217,8 +233,13 @@ class _Session:
                 task = self.task
                 if task is not None and not task.interruptible and (
                         not raw or self._stops_command(seq, task.seq)):
-                    if raw and _is_good_quit(raw, self.registry):
+                    quit_line = bool(raw) and _is_good_quit(raw, self.registry)
+                    if quit_line:
                         self._ending_now()
+                    if quit_line or (not raw and self.end_of_input_stops):
+                        # the session's end: the task's grace first
+                        task.thread.join(max(0.0, self._grace_deadline(task.started)
+                                             - time.monotonic()))
                     task.stream.stop()          # end of input, or quit / "# interrupt" after it
                     self._finish_task()
                     if self.closed:
@@ -245,9 +266,11 @@ class _Session:
             return self._start_streaming(cmd, seq, entry.interruptible)
         with self._lock:
             self._running = seq
-            stopped = (seq is not None and seq + 1 in self._stops) or self._input_ended
+            self._started = time.monotonic()
+            after = None if seq is None else self._stops.get(seq + 1)
+            stopped = after is not None or self._input_ended
         if stopped:         # the quit (or end of input) came in before the command started
-            self._start_interrupter(seq)
+            self._start_interrupter(seq, grace=after is not False)
         try:
             response = self.registry.execute(cmd)
         finally:
@@ -337,20 +360,22 @@ class _Session:
         if not raw and self.end_of_input_stops:
             with self._lock:
                 self._input_ended = True
+                self._ended_at = time.monotonic()
                 running = self._running
             self._ending_now()
             if running is not None:
-                self._start_interrupter(running)
+                self._start_interrupter(running, grace=True)
             return
         if seq is None or not _stops_anything(raw, self.registry):
             return
+        quit_line = _is_good_quit(raw, self.registry)
         with self._lock:
-            self._stops.add(seq)
+            self._stops[seq] = quit_line
             running = self._running
         if running is not None and running + 1 == seq:
-            if _is_good_quit(raw, self.registry):
+            if quit_line:
                 self._ending_now()
-            self._interrupt_while_running(running)
+            self._interrupt_while_running(running, grace=quit_line)
 
     def _ending_now(self) -> None:
         """Tell on_ending, once, that the session is ending."""
@@ -368,16 +393,31 @@ class _Session:
             return seq is not None and command_seq is not None and seq == command_seq + 1 \
                 and seq in self._stops
 
-    def _start_interrupter(self, seq: int) -> None:
-        threading.Thread(target=self._interrupt_while_running, args=(seq,), daemon=True).start()
+    def _grace_deadline(self, started: float) -> float:
+        """When a command that started at *started* and is cut short by the
+        session's end is first interrupted: ``grace`` after its start, and
+        after the end of input at the latest."""
+        deadline = started + self.grace
+        if self._ended_at is not None:
+            deadline = min(deadline, self._ended_at + self.grace)
+        return deadline
 
-    def _interrupt_while_running(self, seq: int) -> None:
+    def _start_interrupter(self, seq: int, grace: bool) -> None:
+        threading.Thread(target=self._interrupt_while_running, args=(seq, grace),
+                         daemon=True).start()
+
+    def _interrupt_while_running(self, seq: int, grace: bool) -> None:
         """Call the interrupt hook until command *seq* returns (a search that
-        was about to start when first asked must be asked again)."""
+        was about to start when first asked must be asked again); with
+        *grace* (the session's end) not before the command's grace is over."""
         while True:
             with self._lock:
                 if self._running != seq:
                     return
+                wait = self._grace_deadline(self._started) - time.monotonic() if grace else 0.0
+            if wait > 0:
+                time.sleep(min(wait, POKE_SECONDS))
+                continue
             self.registry.interrupt()
             time.sleep(POKE_SECONDS)
 

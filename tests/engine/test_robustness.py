@@ -152,6 +152,24 @@ def test_the_engine_exits_promptly_whatever_it_is_doing(command: str, how: str) 
         assert out.startswith("= ") and out.count("\n\n") == (2 if how == "quit" else 1), out
 
 
+@pytest.mark.parametrize("ending", ["quit\n", ""])
+def test_a_piped_genmove_that_the_session_end_cuts_short_still_searches(ending: str) -> None:
+    """``genmove b`` then ``quit`` (or end of input) piped in one piece, as a
+    user tries an engine from a shell: the end cuts the search short, but
+    only ENDING_GRACE (1 s) after it started, not at its first simulation;
+    the process still ends promptly."""
+    from engine.gtp import ENDING_GRACE
+
+    proc = subprocess.run([*ENGINE[:-1], "--rollouts", "1000000", "--network", "none"],
+                          cwd=ROOT, input="boardsize 19\ngenmove b\n" + ending,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("=\n\n= ") and proc.stdout.count("\n\n") == 2 + bool(ending)
+    line = next(ln for ln in proc.stderr.splitlines() if ln.startswith("genmove b:"))
+    seconds = float(line.split(" rollouts in ")[1].split("s")[0])
+    assert ENDING_GRACE - 0.1 <= seconds < ENDING_GRACE + 0.5, line
+
+
 @pytest.mark.parametrize("how", ["eof", "quit"])
 @pytest.mark.parametrize("command", ["genmove b", "lz-analyze b 20", "lz-genmove_analyze b 20"])
 def test_a_search_thread_that_never_returns_does_not_keep_the_engine(command: str,

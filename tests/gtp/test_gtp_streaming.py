@@ -278,6 +278,63 @@ def test_end_of_input_does_not_interrupt_a_piped_script() -> None:
     assert out.getvalue() == "= rested\n\n"
 
 
+def test_a_command_cut_short_by_a_piped_quit_first_gets_its_grace() -> None:
+    """``slow`` then ``quit`` in one piece: the quit cuts ``slow`` short,
+    but only ``grace`` seconds after it started."""
+    reg, calls = slow_registry()
+    out = io.StringIO()
+    t0 = time.monotonic()
+    serve(reg, io.StringIO("slow\nquit\n"), out, grace=0.5)
+    assert out.getvalue() == "= interrupted\n\n=\n\n"
+    assert 0.5 <= calls[0] - t0 < 0.9
+
+
+def test_a_command_that_ends_within_its_grace_is_not_interrupted() -> None:
+    reg, calls = slow_registry(limit=0.2)
+    out = io.StringIO()
+    serve(reg, io.StringIO("slow\nquit\n"), out, grace=0.5)
+    assert out.getvalue() == "= finished\n\n=\n\n" and not calls
+
+
+def test_commands_cut_short_by_end_of_input_share_one_grace() -> None:
+    """With end_of_input_stops, every command after the end of input is cut
+    short, all within one grace counted from the end of input."""
+    reg, calls = slow_registry()
+    out = io.StringIO()
+    t0 = time.monotonic()
+    serve(reg, io.StringIO("slow\nslow\nslow\n"), out, end_of_input_stops=True, grace=0.5)
+    assert out.getvalue() == "= interrupted\n\n" * 3
+    assert 0.5 <= calls[0] - t0 and time.monotonic() - t0 < 0.9
+
+
+def test_gogui_interrupt_line_gets_no_grace() -> None:
+    reg, calls = slow_registry()
+    wire_in = io.StringIO("slow\n# interrupt\nquit\n")
+    out = io.StringIO()
+    t0 = time.monotonic()
+    serve(reg, wire_in, out, grace=5.0)
+    assert out.getvalue() == "= interrupted\n\n=\n\n"
+    assert calls[0] - t0 < 0.5
+
+
+def test_a_non_interruptible_stream_cut_short_by_quit_first_gets_its_grace() -> None:
+    reg = counter_registry()
+
+    def handler(args: list[str]):
+        def run(stream: Stream) -> str:
+            started = time.monotonic()
+            stream.wait(10)
+            return f"ran {time.monotonic() - started:.2f}"
+        return run
+
+    reg.add("genmove_stream", handler, raw=True, streaming=True, interruptible=False)
+    out = io.StringIO()
+    serve(reg, io.StringIO("genmove_stream\nquit\n"), out, grace=0.5)
+    head, ran, tail = out.getvalue().partition("ran ")
+    assert head == "=\n" and tail.endswith("\n\n=\n\n"), out.getvalue()
+    assert 0.5 <= float(tail.split()[0]) < 0.9, out.getvalue()
+
+
 def test_the_interrupt_hook_is_repeated_until_the_command_returns() -> None:
     """An interrupt that comes before the work listens (a search about to
     start) must not be lost: the server asks again."""
