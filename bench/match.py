@@ -32,7 +32,8 @@ How a game ends:
   position is scored, see below;
 * misbehaviour: the side that crashed (exited, or could not be started),
   hung (no answer to one command within ``--timeout`` seconds;
-  ``--startup-timeout`` for the first command, which waits for start-up),
+  ``--startup-timeout`` for the first command, which waits for start-up;
+  a pause of the whole match with ``kill -STOP`` does not count),
   answered something that is not a vertex, ``pass`` or ``resign``, played
   an illegal move (occupied point, suicide, ko, positional superko), or
   refused with ``?`` a command the rules allow (``boardsize``, ``komi``, a

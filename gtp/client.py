@@ -48,6 +48,20 @@ log = logging.getLogger(__name__)
 _EOF = None  # queue sentinel: the engine closed its stdout
 _NOTHING = object()  # _poll_line: no line within the timeout
 
+PAUSE_SLICE = 0.5
+"""An answer is awaited in slices of this many seconds; a slice that ends
+much later than asked means this process was stopped (``kill -STOP``, as a
+long match is paused while something is timed), and the pause does not
+count against the command's timeout."""
+
+
+class _Deadline:
+    """When a command's answer is due: *timeout* seconds of this process
+    running, pauses left out (:data:`PAUSE_SLICE`)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.at = time.monotonic() + timeout
+
 
 class GtpClientError(Exception):
     """A command sent to the engine did not succeed.
@@ -163,7 +177,7 @@ class GtpClient:
         command = self._check_command(command)
         timeout = self.timeout if timeout is None else timeout
         self._write(command)
-        deadline = time.monotonic() + timeout
+        deadline = _Deadline(timeout)
         head = self._read_head(command, deadline, timeout)
         if head.startswith("?"):
             lines = [head, *self._read_body(command, deadline, timeout)]
@@ -228,7 +242,7 @@ class GtpClient:
         lines = list(self._stream_pending)
         self._stream_pending.clear()
         self._write("", command)
-        deadline = time.monotonic() + timeout
+        deadline = _Deadline(timeout)
         lines += self._read_body(command, deadline, timeout)
         log.debug("<- (%r stopped; %d line(s) in flight)", command, len(lines))
         self._streaming = None
@@ -328,12 +342,20 @@ class GtpClient:
             self._engine_gone(command)
         return line.rstrip("\r\n")
 
-    def _next_line(self, command: str, deadline: float, timeout: float) -> str:
-        line = self._poll_line(command, max(deadline - time.monotonic(), 0.0))
-        if line is _NOTHING:
-            self._fail(f"timeout: no answer to {command!r} within {timeout:g} s", command)
-        assert isinstance(line, str)
-        return line
+    def _next_line(self, command: str, deadline: _Deadline, timeout: float) -> str:
+        while True:
+            start = time.monotonic()
+            wait = min(max(deadline.at - start, 0.0), PAUSE_SLICE)
+            line = self._poll_line(command, wait)
+            if line is not _NOTHING:
+                assert isinstance(line, str)
+                return line
+            now = time.monotonic()
+            late = now - start - wait
+            if late > PAUSE_SLICE:      # this process was stopped meanwhile
+                deadline.at += late
+            if now >= deadline.at:
+                self._fail(f"timeout: no answer to {command!r} within {timeout:g} s", command)
 
     def _engine_gone(self, command: str) -> NoReturn:
         """The engine closed its output: fail with its exit status."""
@@ -347,7 +369,7 @@ class GtpClient:
         status = "" if code is None else f" with status {code}"
         self._fail(f"engine exited{status} while answering {command!r}", command)
 
-    def _read_head(self, command: str, deadline: float, timeout: float) -> str:
+    def _read_head(self, command: str, deadline: _Deadline, timeout: float) -> str:
         """The first line of a response: its ``=`` or ``?`` status line."""
         first = self._next_line(command, deadline, timeout)
         while not first.strip():  # tolerate stray blank lines before an answer
@@ -356,7 +378,7 @@ class GtpClient:
             self._fail(f"malformed answer to {command!r}: {first!r}", command)
         return first
 
-    def _read_body(self, command: str, deadline: float, timeout: float) -> list[str]:
+    def _read_body(self, command: str, deadline: _Deadline, timeout: float) -> list[str]:
         """The lines of a response after its head, up to (excluding) the empty line."""
         lines = []
         while True:
@@ -367,7 +389,7 @@ class GtpClient:
 
     def _read_response(self, command: str, timeout: float) -> list[str]:
         """Read one response: its lines up to (excluding) the empty line."""
-        deadline = time.monotonic() + timeout
+        deadline = _Deadline(timeout)
         first = self._read_head(command, deadline, timeout)
         return [first, *self._read_body(command, deadline, timeout)]
 

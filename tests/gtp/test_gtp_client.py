@@ -81,6 +81,28 @@ def test_hung_engine_times_out() -> None:
     client.close()
 
 
+def test_a_pause_of_the_client_does_not_count_against_the_timeout(monkeypatch) -> None:
+    """A match paused with kill -STOP (both programs and the client) and
+    resumed: the wait that spanned the pause ends long after it was asked
+    to, and the answer that comes after it is taken, not a timeout."""
+    from gtp import client as client_module
+
+    with stub("chatty", timeout=1.0) as client:
+        real = client._poll_line
+        paused = []
+
+        def poll_after_a_pause(command, timeout):
+            if not paused:
+                paused.append(timeout)
+                time.sleep(2.0)                 # stopped for 2 s while waiting
+                return client_module._NOTHING
+            return real(command, timeout)
+
+        monkeypatch.setattr(client, "_poll_line", poll_after_a_pause)
+        assert client.send("echo after the pause") == "echo after the pause"
+        assert paused == [client_module.PAUSE_SLICE]
+
+
 def test_per_call_timeout_override() -> None:
     client = stub("hang", timeout=30)
     start = time.monotonic()
