@@ -60,6 +60,7 @@ class _Deadline:
     running, pauses left out (:data:`PAUSE_SLICE`)."""
 
     def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
         self.at = time.monotonic() + timeout
 
 
@@ -178,9 +179,9 @@ class GtpClient:
         timeout = self.timeout if timeout is None else timeout
         self._write(command)
         deadline = _Deadline(timeout)
-        head = self._read_head(command, deadline, timeout)
+        head = self._read_head(command, deadline)
         if head.startswith("?"):
-            lines = [head, *self._read_body(command, deadline, timeout)]
+            lines = [head, *self._read_body(command, deadline)]
             log.debug("<- %s", "\\n".join(lines))
             self._parse_response(command, lines)  # a "?" answer: raises GtpClientError
             raise AssertionError("unreachable")  # pragma: no cover
@@ -243,7 +244,7 @@ class GtpClient:
         self._stream_pending.clear()
         self._write("", command)
         deadline = _Deadline(timeout)
-        lines += self._read_body(command, deadline, timeout)
+        lines += self._read_body(command, deadline)
         log.debug("<- (%r stopped; %d line(s) in flight)", command, len(lines))
         self._streaming = None
         return lines
@@ -342,7 +343,7 @@ class GtpClient:
             self._engine_gone(command)
         return line.rstrip("\r\n")
 
-    def _next_line(self, command: str, deadline: _Deadline, timeout: float) -> str:
+    def _next_line(self, command: str, deadline: _Deadline) -> str:
         while True:
             start = time.monotonic()
             wait = min(max(deadline.at - start, 0.0), PAUSE_SLICE)
@@ -355,7 +356,8 @@ class GtpClient:
             if late > PAUSE_SLICE:      # this process was stopped meanwhile
                 deadline.at += late
             if now >= deadline.at:
-                self._fail(f"timeout: no answer to {command!r} within {timeout:g} s", command)
+                self._fail(f"timeout: no answer to {command!r} within {deadline.timeout:g} s",
+                           command)
 
     def _engine_gone(self, command: str) -> NoReturn:
         """The engine closed its output: fail with its exit status."""
@@ -369,20 +371,20 @@ class GtpClient:
         status = "" if code is None else f" with status {code}"
         self._fail(f"engine exited{status} while answering {command!r}", command)
 
-    def _read_head(self, command: str, deadline: _Deadline, timeout: float) -> str:
+    def _read_head(self, command: str, deadline: _Deadline) -> str:
         """The first line of a response: its ``=`` or ``?`` status line."""
-        first = self._next_line(command, deadline, timeout)
+        first = self._next_line(command, deadline)
         while not first.strip():  # tolerate stray blank lines before an answer
-            first = self._next_line(command, deadline, timeout)
+            first = self._next_line(command, deadline)
         if first[0] not in "=?":
             self._fail(f"malformed answer to {command!r}: {first!r}", command)
         return first
 
-    def _read_body(self, command: str, deadline: _Deadline, timeout: float) -> list[str]:
+    def _read_body(self, command: str, deadline: _Deadline) -> list[str]:
         """The lines of a response after its head, up to (excluding) the empty line."""
         lines = []
         while True:
-            line = self._next_line(command, deadline, timeout)
+            line = self._next_line(command, deadline)
             if not line.strip():
                 return lines
             lines.append(line)
@@ -390,8 +392,8 @@ class GtpClient:
     def _read_response(self, command: str, timeout: float) -> list[str]:
         """Read one response: its lines up to (excluding) the empty line."""
         deadline = _Deadline(timeout)
-        first = self._read_head(command, deadline, timeout)
-        return [first, *self._read_body(command, deadline, timeout)]
+        first = self._read_head(command, deadline)
+        return [first, *self._read_body(command, deadline)]
 
     def _split_head(self, command: str, head: str) -> str:
         """The text of a status line after its ``=``/``?``, id and one space."""

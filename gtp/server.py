@@ -231,12 +231,12 @@ class _Session:
                     continue
                 _, raw, seq = event
                 task = self.task
+                stop = None if task is None else self._stop_line(seq, task.seq)
                 if task is not None and not task.interruptible and (
-                        not raw or self._stops_command(seq, task.seq)):
-                    quit_line = bool(raw) and _is_good_quit(raw, self.registry)
-                    if quit_line:
+                        not raw or stop is not None):
+                    if stop:
                         self._ending_now()
-                    if quit_line or (not raw and self.end_of_input_stops):
+                    if stop or (not raw and self.end_of_input_stops):
                         # the session's end: the task's grace first
                         task.thread.join(max(0.0, self._grace_deadline(task.started)
                                              - time.monotonic()))
@@ -388,10 +388,14 @@ class _Session:
         except Exception:  # noqa: BLE001 - a hook must not stop the session
             log.exception("on_ending hook failed")
 
-    def _stops_command(self, seq: int | None, command_seq: int | None) -> bool:
+    def _stop_line(self, seq: int | None, command_seq: int | None) -> bool | None:
+        """Whether line *seq*, read right after command *command_seq*, is a
+        stop, as the reader found: True a quit, False GoGui's interrupt
+        line; None when it is neither or does not follow the command."""
         with self._lock:
-            return seq is not None and command_seq is not None and seq == command_seq + 1 \
-                and seq in self._stops
+            if seq is None or command_seq is None or seq != command_seq + 1:
+                return None
+            return self._stops.get(seq)
 
     def _grace_deadline(self, started: float) -> float:
         """When a command that started at *started* and is cut short by the
