@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.board import BLACK, PASS, WHITE, Board
-from engine.config import MAX_GFX_INTERVAL, check_range
+from engine.config import MAX_GFX_INTERVAL, check_range, expand_visits_for
 from engine.search import SearchResult, position_key
 
 log = logging.getLogger("engine")
@@ -399,7 +399,9 @@ class Analysis:
             f" resign below {cfg.resign:g}, lag {cfg.lag:g}s, seed {cfg.seed or 'clock'}",
             f"tree cap {s.max_memory} bytes ({s.max_memory / (1 << 30):.2f} GiB),"
             f" c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g},"
-            f" expand_visits {s.expand_visits}, virtual_loss {s.virtual_loss}",
+            f" expand_visits {expand_visits_for(s, p.game.size)}"
+            + (" (by board size)" if s.expand_visits == 0 else "")
+            + f", virtual_loss {s.virtual_loss}",
             f"ponder {'on' if self.ponder else 'off'}, live gfx "
             + (f"every {self.live_interval:g}s" if self.live_interval > 0 else "off")
             + f", rules {self.player.rules} (area scoring)",

@@ -30,7 +30,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, copy_board, is_eyeish, is_legal, libs_after,
                           play, playable)
-from engine.config import SearchConfig
+from engine.config import SearchConfig, expand_visits_for
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
@@ -56,12 +56,12 @@ N_PARAMS = 18
 C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED, C_UNFIT = range(5)
 
 
-def params_vector(cfg: SearchConfig, komi: float) -> np.ndarray:
+def params_vector(cfg: SearchConfig, komi: float, size: int) -> np.ndarray:
     p = np.zeros(N_PARAMS, np.float64)
     p[P_C_EXPLORE] = cfg.c_explore
     p[P_RAVE_EQUIV] = cfg.rave_equiv
     p[P_FPU] = cfg.fpu
-    p[P_EXPAND] = cfg.expand_visits
+    p[P_EXPAND] = expand_visits_for(cfg, size)
     p[P_VLOSS] = cfg.virtual_loss
     p[P_EVEN] = cfg.prior_even
     p[P_CAPTURE] = cfg.prior_capture
@@ -586,7 +586,7 @@ class Search:
                 allowed[p] = 0
         no_pass = PASS in avoid
         self._prune_root(allowed, no_pass)
-        params = params_vector(self.cfg, komi)
+        params = params_vector(self.cfg, komi, board.size)
         pp = playout_params(self.cfg)
         nn = self.uses_network(board.size)
         queue = self.queue
@@ -762,7 +762,7 @@ class Search:
     def priors(self, board: Board, komi: float) -> dict[int, float]:
         """The heuristic prior value (wins / visits of prior experience) of
         each move the root of ``board`` would get, pass left out."""
-        params = params_vector(self.cfg, komi)
+        params = params_vector(self.cfg, komi, board.size)
         ps = PlayoutScratch(board.b.shape[1])
         c = board.to_move
         out = {}

@@ -9,13 +9,13 @@ from bench import tree_memory
 
 
 def test_rows_and_a_full_tree(capsys) -> None:
-    assert tree_memory.main(["--rollouts", "2000", "--max-memory", "1M"]) == 0
+    assert tree_memory.main(["--rollouts", "5000", "--max-memory", "1M"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "19x19, 2,000 simulations, 1 thread(s), cap 1M, no network"
+    assert lines[0] == "19x19, 5,000 simulations, 1 thread(s), cap 1M, no network"
     rows = [line.split(" | ") for line in lines[3:]]
     assert [r[0] for r in rows] == ["| empty board", "| move 120"]
     for r in rows:
-        assert r[1] == "2,000" and r[5] == "yes"        # 36,157 edges: full in 550 or so
+        assert r[1] == "5,000" and r[5] == "yes"        # 36,157 edges: full in 2,500 or so
         edges = int(r[4].replace(",", ""))
         assert 32_000 < edges <= 36_157
         assert re.fullmatch(r"[\d,]+ B", r[6]) and re.fullmatch(r"[\d,]+ B", r[7])

@@ -133,7 +133,8 @@ def test_edges_and_lazy_nodes_search_exactly_as_a_node_per_move():
     gave them.  Selection reads the same numbers in the same float32
     arithmetic, so nothing but the memory changed.  Both layouts ran with
     arenas too large to run out, so that no expansion is cut short where
-    one layout's arena ends and the other's does not."""
+    one layout's arena ends and the other's does not.  Both expanded a
+    leaf at its second visit on either board size."""
     gammas = load_gammas()
     expected = {
         (9, 0): (73, [302, 242, 178, 146, 124, 120, 103, 93, 72, 65, 63, 60]),
@@ -144,7 +145,7 @@ def test_edges_and_lazy_nodes_search_exactly_as_a_node_per_move():
         (19, 2): (256, [68, 58, 43]),
     }
     for size, sims in ((9, 3000), (19, 1500)):
-        search = Search(SearchConfig(), gammas, threads=1, seed=5)
+        search = Search(SearchConfig(expand_visits=2), gammas, threads=1, seed=5)
         search.tree = Tree(SearchConfig().max_memory, edge_chunk=1 << 22, node_chunk=1 << 21)
         search.queue.tree = search.tree
         board = Board(size)

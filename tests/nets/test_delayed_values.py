@@ -98,7 +98,7 @@ def test_a_child_not_yet_valued_takes_its_parents_value_in_the_mix():
     for node, visits, wins in ((ROOT, 200, 100), (1, 100, 60), (2, 100, 55)):
         tf[F_VISITS, node], tf[F_WINS, node] = visits, wins
     tf[F_VALUE_N, 1], tf[F_VALUE_W, 1] = 10, 3.5
-    params = params_vector(SearchConfig(value_weight=0.25, c_explore=0.0), 7.5)
+    params = params_vector(SearchConfig(value_weight=0.25, c_explore=0.0), 7.5, 19)
     tf[F_VALUE_N, ROOT], tf[F_VALUE_W, ROOT] = 10, 7.0        # its mover's 0.7: 0.3 to move
     assert edge_child(ei, ti, select_child(ti, tf, ei, ef, ROOT, params)) == 1
     tf[F_VALUE_N, ROOT], tf[F_VALUE_W, ROOT] = 0, 0.0
