@@ -15,7 +15,8 @@ this process's resident memory over the search, per simulation.  Resident
 memory is read from ``/proc/self/status`` (Linux; elsewhere its column
 says ``-``).
 ``--param`` sets a search constant as the engine's option does (for
-example ``expand_visits=8``); the middle-game position is the same.
+example ``expand_visits=2``, the 19x19 default before 2026-11-27); the
+middle-game position is the same.
 """
 
 from __future__ import annotations

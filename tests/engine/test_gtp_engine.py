@@ -205,12 +205,12 @@ def test_param_sets_search_constants_with_their_types() -> None:
     assert config.search.expand_visits == 3 and isinstance(config.search.expand_visits, int)
 
 
-
 def test_expand_visits_follows_the_board_size_unless_set() -> None:
     auto = SearchConfig()
     assert [expand_visits_for(auto, n) for n in (5, 7, 9, 13, 19, 25)] == [2, 2, 2, 4, 8, 8]
     config = parse_args(["--param", "expand_visits=3"])
     assert [expand_visits_for(config.search, n) for n in (9, 19)] == [3, 3]
+
 
 # ---------------------------------------------------------------------------
 # bad input leaves the engine running and its position unchanged
