@@ -9,7 +9,9 @@ engine's genmove follows: a pass is premature when the count with dead
 stones removed loses for the player who passed, or, when the opponent had
 not just passed, when points are still open (an empty point that neither
 side surely owns, playable without self-atari: a dame, an open border) or
-stones are still in a fight.  Ownership and dead stones come from the
+stones are still in a fight.  A pass where the player could only have
+filled its own eyes is never premature (genmove passes there too, even
+on a lost count).  Ownership and dead stones come from the
 engine's playouts (``--rollouts`` simulations, no network), the judge the
 engine itself uses.  ``--player`` checks only the passes of the player
 whose PB/PW name contains NAME (case-insensitive), e.g. ``delayed-go``

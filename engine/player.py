@@ -539,8 +539,12 @@ class Player:
         stones removed loses, or, when the opponent has not just passed,
         points are still open or a fight unsettled.  The count is
         final_score's (``_count``); open points and fights are judged by the
-        playouts of the last search of this position, else of a short one."""
+        playouts of the last search of this position, else of a short one.
+        A pass is never at fault where ``color`` has no legal move but to
+        fill its own eyes: genmove passes there too, lost count or not."""
         c = _COLORS[color]
+        if not self._has_move(c):
+            return []
         self.ownership()
         played_out = self._ownership[1].playout_ownership
         faults = []
@@ -553,6 +557,14 @@ class Player:
             elif self._open_point(c, played_out):
                 faults.append("points still open")
         return faults
+
+    def _has_move(self, c: int) -> bool:
+        """``c`` has a legal move that fills none of its own eyes (the
+        moves the search considers besides a pass)."""
+        board = self.game.board
+        b, s = board.b, board.s
+        return any(board.color(p) == EMPTY and not is_eyeish(b, s, p, c)
+                   and board.legality(p, c) is None for p in board.points())
 
     def _opponent_passed(self) -> bool:
         """The last move of the game was a pass."""

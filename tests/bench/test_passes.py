@@ -27,12 +27,27 @@ FINISHED = [
 ]
 
 
-def finished_record(path: Path, first: str) -> Path:
-    """FINISHED as setup stones, then two passes, ``first`` passing first;
+# The same split with every point filled but two eyes each: neither side
+# has a legal move besides filling its own eyes.  W+16.5 with komi 7.5.
+FILLED = [
+    "X X X X O O O O O",
+    "X . X X O O . O O",
+    "X X X X O O O O O",
+    "X X X X O O O O O",
+    "X X X X O O O O O",
+    "X X X X O O O O O",
+    "X X X X O O O O O",
+    "X . X X O O . O O",
+    "X X X X O O O O O",
+]
+
+
+def finished_record(path: Path, first: str, rows: list[str] = FINISHED) -> Path:
+    """``rows`` as setup stones, then two passes, ``first`` passing first;
     black is 'Other', white 'delayed-go'."""
     letters = "abcdefghi"
     ab, aw = [], []
-    for row, line in enumerate(FINISHED):
+    for row, line in enumerate(rows):
         for col, ch in enumerate(line.split()):
             if ch != ".":
                 (ab if ch == "X" else aw).append(f"[{letters[col]}{letters[row]}]")
@@ -71,6 +86,16 @@ def test_finished_game_passes_are_fine(tmp_path) -> None:
     assert passes.main([str(record), "--json", str(out)]) == 1
     premature = json.loads(out.read_text())["premature"]
     assert [(f["move"], f["color"]) for f in premature] == [(2, "b")]
+
+
+def test_a_forced_pass_is_fine(capsys, tmp_path) -> None:
+    """Black, behind by 16.5 on a board with nothing left but its own two
+    eyes to fill, passes first: no other move was there, so the pass is
+    not premature, though the count loses (a 392-move game against Pachi
+    ended so, lost by half a point)."""
+    record = finished_record(tmp_path / "filled.sgf", first="b", rows=FILLED)
+    assert passes.main([str(record), "--rollouts", "200"]) == 0
+    assert capsys.readouterr().out.strip() == "1 games, 2 passes judged, 0 premature, 0 unreadable"
 
 
 def test_bad_input(tmp_path) -> None:
