@@ -79,11 +79,14 @@ def _self_play_positions(ev: PolicyEvaluator, games: int = 20, moves: int = 100,
 def test_bf16_keeps_the_networks_choices() -> None:
     """Over the positions of the network's own games, bf16 picks fp32's
     best move in 99% of the distinct positions, any other pick is a near
-    tie (within 0.02 of fp32's best: res6v step 72,438 rates two opening
-    points 0.141 and 0.136 on the empty board, where bf16 swaps them), and
-    both name the move played equally often.  On an emulating CPU's 200
-    positions one near tie is half a per cent: 98% there (an AVX2 EPYC,
-    2026-11-26: 197 of 199, the two others within 0.006 of fp32's best)."""
+    tie (fp32 rates it within 6% of its best: res6v step 72,438 rates two
+    opening points 0.141 and 0.136 on the empty board, where bf16 swaps
+    them; on an AMD EPYC with AVX-512 BF16, 2026-11-28, step 99,853 swapped
+    18 of 2,000, the widest apart 0.452 and 0.430, 5.0%, where bf16 moved
+    probabilities by up to 0.019), and both name the move played equally
+    often.  On an emulating CPU's 200 positions one near tie is half a per
+    cent: 98% there (an AVX2 EPYC, 2026-11-26: 197 of 199, the two others
+    within 0.006 of fp32's best)."""
     games = 20 if NATIVE_BF16 else 2
     ev = PolicyEvaluator(DEFAULT_WEIGHTS, device="cpu", threads=1, precision="fp32")
     x, c, played = _self_play_positions(ev, games=games)
@@ -103,8 +106,9 @@ def test_bf16_keeps_the_networks_choices() -> None:
     # where bf16 picks another move, fp32 all but ties it with its own best
     rows = np.flatnonzero(best["fp32"] != best["bf16"])
     f = probs["fp32"]
-    gap = f[rows, best["fp32"][rows]] - f[rows, best["bf16"][rows]]
-    assert (gap < 0.02).all(), gap
+    top = f[rows, best["fp32"][rows]]
+    gap = (top - f[rows, best["bf16"][rows]]) / top
+    assert (gap < 0.06).all(), gap
     # counted in positions, not shares: 0.495 - 0.49 exceeds 1/200 in floats
     hits = {p: int((b == played).sum()) for p, b in best.items()}
     assert abs(hits["fp32"] - hits["bf16"]) <= max(0.003 * len(played), 1), hits
@@ -114,10 +118,11 @@ def test_bf16_keeps_the_networks_choices() -> None:
 def test_channels_last_gives_the_contiguous_answers(precision) -> None:
     """The evaluator keeps its activations channels-last on a CPU (1.1-1.9x
     faster there); the probabilities and values are those of the contiguous
-    layout, to float32 rounding.  Where bf16 is emulated (a CPU without bf16
-    instructions, where "auto" takes float32), the two layouts' kernels
-    round their bf16 apart by up to 6e-4 (an AVX2 EPYC, 2026-11-26): bf16's
-    own precision, not float32's; the same best moves."""
+    layout, to float32 rounding in float32.  In bf16 the two layouts'
+    kernels may round apart by bf16's own precision: up to 6e-4 where bf16
+    is emulated (an AVX2 EPYC, 2026-11-26, where "auto" takes float32) and
+    8e-4 on an AMD EPYC with AVX-512 BF16 (2026-11-28); the same best
+    moves."""
     rng = np.random.default_rng(3)
     board, xs, colors = Board(19), [], []
     for k in range(1, 121):                 # a position every 10 random moves
@@ -133,7 +138,7 @@ def test_channels_last_gives_the_contiguous_answers(precision) -> None:
     assert fast.memory_format == torch.channels_last
     assert plain.memory_format == torch.contiguous_format
     (p1, v1), (p2, v2) = fast.evaluate_value(x, c, 7.5), plain.evaluate_value(x, c, 7.5)
-    tol = 1e-4 if precision == "fp32" or NATIVE_BF16 else 2e-3
+    tol = 1e-4 if precision == "fp32" else 2e-3
     assert np.abs(p1 - p2).max() < tol and np.abs(v1 - v2).max() < tol
     assert (p1.argmax(axis=1) == p2.argmax(axis=1)).all()
     with pytest.raises(ValueError, match="sideways"):
