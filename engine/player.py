@@ -363,8 +363,7 @@ class Player:
                                                      self.config.policy_symmetries,
                                                      self.scoring_komi)
         ranked = sorted(probs.items(), key=lambda kv: -kv[1])
-        allowed = (p for p, _ in ranked if p == PASS or (
-            not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None))
+        allowed = (p for p, _ in ranked if p == PASS or self._may_play(p, c))
         if len(game.moves) < self.config.policy_sample:
             moves = list(allowed)
             weights = [probs[p] for p in moves]
@@ -530,8 +529,8 @@ class Player:
         board = self.game.board
         b, s = board.b, board.s
         return any(board.color(p) == EMPTY and abs(own[p]) < UNSETTLED_THRESHOLD
-                   and not is_eyeish(b, s, p, c) and board.legality(p, c) is None
-                   and libs_after(b, s, p, c) >= 2 for p in board.points())
+                   and self._may_play(p, c) and libs_after(b, s, p, c) >= 2
+                   for p in board.points())
 
     def pass_faults(self, color: str) -> list[str]:
         """Why a pass by ``color`` in the current position breaks the rules
@@ -558,13 +557,16 @@ class Player:
                 faults.append("points still open")
         return faults
 
-    def _has_move(self, c: int) -> bool:
-        """``c`` has a legal move that fills none of its own eyes (the
-        moves the search considers besides a pass)."""
+    def _may_play(self, p: int, c: int) -> bool:
+        """``p`` is a legal move for ``c`` that fills none of its own eyes:
+        a move the engine considers besides a pass."""
         board = self.game.board
-        b, s = board.b, board.s
-        return any(board.color(p) == EMPTY and not is_eyeish(b, s, p, c)
-                   and board.legality(p, c) is None for p in board.points())
+        return not is_eyeish(board.b, board.s, p, c) and board.legality(p, c) is None
+
+    def _has_move(self, c: int) -> bool:
+        """``c`` has a move besides a pass (see _may_play)."""
+        board = self.game.board
+        return any(board.color(p) == EMPTY and self._may_play(p, c) for p in board.points())
 
     def _opponent_passed(self) -> bool:
         """The last move of the game was a pass."""
