@@ -854,6 +854,12 @@ class Search:
 
     def _result(self, board: Board, elapsed: float) -> SearchResult:
         ti, tf, ei, ef = self.tree.arrays
+        # the ownership sums before the count: a playout adds its area, then
+        # counts itself, so the count read after them covers every playout in
+        # them but the one or two still finishing (at most one per thread;
+        # the clip below absorbs them).  Read the other way round, a report
+        # taken while the search starts divided some dozens of playouts by one.
+        own_sum = sum(sc.own for sc in self.scratch)
         sims = self.sims_done()
         cands = []
         policy = self.root_policy(board) if ti[T_STATE, ROOT] == NN_READY else None
@@ -872,7 +878,7 @@ class Search:
                 move=m, visits=int(v), winrate=self.node_winrate(child), prior=prior,
                 pv=self.principal_variation(child) if child != NO_NODE else [m]))
         cands.sort(key=lambda c: (-c.visits, -c.winrate))
-        own = sum(sc.own for sc in self.scratch) / max(sims, 1)
+        own = np.clip(own_sum / max(sims, 1), -1.0, 1.0)
         playouts = None
         net_own = self.net_ownership(board, self._root_history)
         if net_own is not None:

@@ -16,9 +16,11 @@ row 1 at the bottom).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from engine.board import BLACK, EMPTY, PASS, WHITE, Board
@@ -329,6 +331,32 @@ def test_seconds_stops_near_the_time(gammas, threads):
         visits = sorted((c.visits for c in result.candidates), reverse=True)
         rate = result.sims / result.seconds
         assert visits[0] - visits[1] > rate * (0.8 - result.seconds) * 0.5
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_reports_taken_as_the_search_starts_keep_ownership_in_range(gammas, threads):
+    """kata-analyze reports a snapshot every interval, the first as the
+    search starts.  On 5x5 a playout takes tens of microseconds, so dozens
+    finish while a snapshot gathers the candidates; the ownership it reports
+    must still be a share of the playouts, +1 black .. -1 white (before
+    2026-11-28 a snapshot could divide 23 playouts' areas by one)."""
+    board = Board.from_ascii("""
+        . . X O .
+        . . X O .
+        . . X O .
+        . . X O .
+        . . X O .
+    """, WHITE)
+    for seed in range(1, 11):
+        search = Search(SearchConfig(), gammas, threads=threads, seed=seed)
+        runner = threading.Thread(target=search.run, args=(board.copy(), 0.0),
+                                  kwargs={"max_sims": 1000})
+        runner.start()
+        worst = 0.0
+        while runner.is_alive():
+            worst = max(worst, float(np.abs(search.snapshot(board).ownership).max()))
+        runner.join()
+        assert worst <= 1.0, (seed, worst)
 
 
 def test_decided_position_may_stop_early_but_never_overshoots(gammas):
