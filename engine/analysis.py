@@ -45,6 +45,10 @@ _COLORS = {"b": BLACK, "w": WHITE}
 _NAMES = {BLACK: "b", WHITE: "w"}
 LCB_Z = 1.96            # normal quantile of the winrate's lower confidence bound
 MIN_INTERVAL = 0.01     # seconds between reports at the most frequent
+MIN_REPORT_SIMS = 100   # playouts of the running search before its first report: the
+                        # ownership and score lead are their mean, and one playout's
+                        # area is a lead of about 100 points either way (the tree's winrates
+                        # would do with fewer)
 GUI_ROLLOUTS = 3000     # simulations behind a GUI display when no search of the position is at hand
 HALT_POLL = 0.02        # seconds between stop requests to a search that has not stopped yet
 
@@ -167,9 +171,12 @@ class Analysis:
             banned |= set(board.points()) - keep
         return tuple(sorted(banned))
 
-    def _snapshot(self, board: Board, request, started: float) -> Report:
-        """A report of the running search of ``board``, shaped by ``request``."""
+    def _snapshot(self, board: Board, request, started: float) -> Report | None:
+        """A report of the running search of ``board``, shaped by ``request``;
+        None until the search has ``MIN_REPORT_SIMS`` playouts."""
         result = self.player.search.snapshot(board, time.perf_counter() - started)
+        if result.sims < MIN_REPORT_SIMS:
+            return None
         return self.make_report(board, result, ownership=request.ownership,
                                 min_moves=request.min_moves, max_moves=request.max_moves)
 
@@ -190,6 +197,8 @@ class Analysis:
                     stream.wait(None)
                     break
                 rep = self._snapshot(board, request, started)
+                if rep is None:
+                    continue
                 if not avoid:
                     self._cache = (self._key(board), rep)
                 emit(rep)
@@ -220,7 +229,9 @@ class Analysis:
             while thread.is_alive():
                 thread.join(interval)
                 if thread.is_alive() and not search.stop_event.is_set():
-                    emit(self._snapshot(board, request, started))
+                    rep = self._snapshot(board, request, started)
+                    if rep is not None:
+                        emit(rep)
         finally:
             remove()
         kind, value = box[0]
@@ -253,7 +264,10 @@ class Analysis:
                 if search.stop_event.is_set():
                     continue                    # not searching (yet, or any more)
                 try:
-                    rep = self.make_report(board, search.snapshot(board))
+                    result = search.snapshot(board)
+                    if result.sims < MIN_REPORT_SIMS:
+                        continue
+                    rep = self.make_report(board, result)
                     if rep.moves:
                         self.live(rep)
                         sent.set()

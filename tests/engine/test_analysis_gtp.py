@@ -268,6 +268,29 @@ def test_kata_analyze_with_ownership_and_lz_genmove_analyze(engines) -> None:
     assert board.count("X") + board.count("O") >= 10
 
 
+def test_the_first_report_waits_for_enough_playouts(engines) -> None:
+    """The ownership and score lead of a report are its playouts' mean, so
+    one taken as the search starts (the network's root evaluation can take
+    longer than the interval) showed a single playout's area: a lead of
+    about 100 points either way.  The first line now waits for 100
+    playouts, and even then the lead of a two-move opening is small."""
+    from engine.analysis import MIN_REPORT_SIMS
+
+    e = engines("--rollouts", "1000", "--quiet", "--seed", "2")
+    for cmd in ["boardsize 19", "komi 7.5", "play b Q16", "play w D4"]:
+        assert e.answer(cmd) == ""
+    e.send("kata-analyze 1 ownership true")
+    assert e.line() == "="
+    line = e.line()
+    e.send("name")
+    end_of_analysis(e)
+    assert e.line() == "= delayed-go" and e.line() == ""
+    moves, own = sabaki_parse(line, 19)
+    assert sum(int(m["visits"]) for m in moves) >= MIN_REPORT_SIMS - 1, line[:300]
+    assert abs(float(moves[0]["scoreLead"])) < 30, line[:300]
+    assert abs(sum(own)) < 40, line[:300]
+
+
 def test_analysis_commands_that_fail_leave_the_engine_running(engines) -> None:
     e = engines("--rollouts", "100", "--quiet")
     for bad in ["lz-analyze x y", "lz-analyze B 10 avoid", "kata-analyze B 10 ownership perhaps",
