@@ -171,11 +171,17 @@ class Analysis:
             banned |= set(board.points()) - keep
         return tuple(sorted(banned))
 
+    def _running_result(self, board: Board, seconds: float = 0.0) -> SearchResult | None:
+        """The running search of ``board`` as it stands, or None until it
+        has ``MIN_REPORT_SIMS`` playouts to report."""
+        result = self.player.search.snapshot(board, seconds)
+        return result if result.sims >= MIN_REPORT_SIMS else None
+
     def _snapshot(self, board: Board, request, started: float) -> Report | None:
         """A report of the running search of ``board``, shaped by ``request``;
-        None until the search has ``MIN_REPORT_SIMS`` playouts."""
-        result = self.player.search.snapshot(board, time.perf_counter() - started)
-        if result.sims < MIN_REPORT_SIMS:
+        None until it has enough playouts (``_running_result``)."""
+        result = self._running_result(board, time.perf_counter() - started)
+        if result is None:
             return None
         return self.make_report(board, result, ownership=request.ownership,
                                 min_moves=request.min_moves, max_moves=request.max_moves)
@@ -264,8 +270,8 @@ class Analysis:
                 if search.stop_event.is_set():
                     continue                    # not searching (yet, or any more)
                 try:
-                    result = search.snapshot(board)
-                    if result.sims < MIN_REPORT_SIMS:
+                    result = self._running_result(board)
+                    if result is None:
                         continue
                     rep = self.make_report(board, result)
                     if rep.moves:

@@ -38,8 +38,6 @@ BF16, two or three times each)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -48,8 +46,10 @@ from engine.board import WHITE, Board                               # noqa: E402
 from engine.config import SearchConfig                              # noqa: E402
 from engine.patterns import load_gammas                             # noqa: E402
 from engine.search import Search                                    # noqa: E402
+from gtp.vertex import parse_vertex                                 # noqa: E402
 from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator         # noqa: E402
 from nets.worker import PriorWorker                                 # noqa: E402
+from tests.nets.test_delayed_priors import wait_for                 # noqa: E402
 
 RACE_LEFT = """
 . . . . . . . . . . . . . . . . . . .
@@ -103,10 +103,6 @@ SEEDS = range(1, 13)
 CHUNKS, CHUNK = 6, 1000
 
 
-def point(board: Board, name: str) -> int:
-    return board.point("ABCDEFGHJKLMNOPQRST".index(name[0]), int(name[1:]) - 1)
-
-
 @pytest.fixture(scope="module")
 def evaluator() -> PolicyEvaluator:
     evaluator = PolicyEvaluator(DEFAULT_WEIGHTS, "cpu", 1, "auto")
@@ -120,7 +116,7 @@ def visits(evaluator: PolicyEvaluator, position: str, last_moves: tuple[str, ...
     total: dict[str, int] = {}
     for seed in SEEDS:
         board = Board.from_ascii(position, WHITE)
-        history = tuple(point(board, m) for m in last_moves)
+        history = tuple(board.point(*parse_vertex(m, board.size)) for m in last_moves)
         search = Search(SearchConfig(value_weight=lam), load_gammas(), 1, seed)
         search.attach_network(evaluator.evaluate, evaluator.supports,
                               value=evaluator.evaluate_value)
@@ -129,9 +125,7 @@ def visits(evaluator: PolicyEvaluator, position: str, last_moves: tuple[str, ...
         try:
             for _ in range(CHUNKS):
                 result = search.run(board, 7.5, max_sims=CHUNK, history=history)
-                end = time.monotonic() + 60
-                while search.queue.depth() and time.monotonic() < end:
-                    time.sleep(0.005)
+                assert wait_for(lambda: search.queue.depth() == 0, 60)
         finally:
             worker.stop()
         for c in result.candidates:
