@@ -183,17 +183,36 @@ def test_command_line_exit_status(tmp_path) -> None:
     assert "nothing.npz" in proc.stderr
 
 
+def run_torchrun(args: list[str], timeout: float) -> tuple[int, str]:
+    """torchrun --standalone ARGS: (exit status, stderr).  Past the timeout
+    torchrun gets SIGTERM, on which it stops its ranks (each in a session
+    of its own, out of reach of a signal to its process group), then
+    SIGKILL; the test fails rather than leave ranks behind."""
+    proc = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone", *args],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        pytest.fail(f"torchrun still running after {timeout} s: {err[-2000:]}")
+    return proc.returncode, err
+
+
 @pytest.mark.slow
 def test_torchrun_two_processes(cache, tmp_path) -> None:
     """The same command under torchrun trains with DDP (gloo on CPU)."""
     out = tmp_path / "ddp"
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "nets.train", "--data", str(cache), "--out", str(out), "--steps", "4",
-         "--eval-every", "2", *TINY],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "2 process(es)" in proc.stderr
+    code, err = run_torchrun(
+        ["--nproc_per_node", "2", "-m", "nets.train", "--data", str(cache), "--out", str(out),
+         "--steps", "4", "--eval-every", "2", *TINY], timeout=300)
+    assert code == 0, err[-2000:]
+    assert "2 process(es)" in err
     assert [r["step"] for r in _metrics(out)] == [0, 2, 4]
     m = load_checkpoint(out / "last.pt").metadata
     assert m["steps"] == 4 and m["train_state"]["world_size"] == 2
