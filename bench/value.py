@@ -1,8 +1,8 @@
 """How well a value network judges held-out positions, beside the rollouts.
 
     python -m bench.value CHECKPOINT CACHE.npz [CACHE.npz ...] [--positions N]
-        [--rollout-positions K] [--rollouts 1000] [--threads T] [--seed S]
-        [--precision auto|fp32|bf16] [--json FILE]
+        [--rollout-positions K] [--rollouts 1000] [--phases 0-49,...,150+]
+        [--threads T] [--seed S] [--precision auto|fp32|bf16] [--json FILE]
 
 Each CACHE is a game cache of held-out games (``python -m nets.data build
 data/test19 runs/test19.npz --val-fraction 0``).  Positions are drawn
@@ -21,7 +21,9 @@ and sorted into the phases of the game by move number: 0-49, 50-99,
   (the network is scored on those too, so the two columns compare the
   same positions).
 
-95% Wilson intervals for the shares.  Exit status 2 with a message naming
+``--phases`` keeps some of the phases (by name, as the table prints them:
+``--phases 150+`` judges every position from move 150 on with both, when
+``--rollout-positions`` is as large as the phase).  95% Wilson intervals for the shares.  Exit status 2 with a message naming
 the file for a missing checkpoint, a network without a value head or a
 cache without results.
 """
@@ -127,7 +129,7 @@ def run_set(model, path: str, args) -> dict:
     values = network_values(model, x, col, komi, args.batch, args.precision)
     net_seconds = time.perf_counter() - t0
     rows = []
-    for lo, hi in PHASES:
+    for lo, hi in args.phases:
         idx = np.flatnonzero((moves >= lo) & (moves < hi))
         row = {"phase": phase_name(lo, hi), "network": score(values[idx], won[idx])}
         if args.rollout_positions > 0:
@@ -176,8 +178,15 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"))
+    ap.add_argument("--phases", default=",".join(phase_name(*p) for p in PHASES),
+                    help="the phases to judge, by name (default: all)")
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args(argv)
+    names = {phase_name(*p): p for p in PHASES}
+    wanted = [w.strip() for w in args.phases.split(",") if w.strip()]
+    if not wanted or any(w not in names for w in wanted):
+        ap.error(f"--phases takes names among {', '.join(names)}, not {args.phases!r}")
+    args.phases = [names[w] for w in names if w in wanted]
     if args.positions < 1 or args.rollout_positions < 0 or args.rollouts < 1:
         ap.error("--positions and --rollouts must be at least 1, --rollout-positions at least 0")
     try:

@@ -221,6 +221,13 @@ def test_evaluator_and_bench_value(results_cache, tmp_path, capsys) -> None:
     assert rc == 0
     assert "| 0-49 |" in out
     assert out.count("\n| ") == 5      # header and four phases
+    assert V.main([str(path), str(results_cache), "--positions", "40",
+                   "--rollout-positions", "0", "--phases", "150+,50-99"]) == 0
+    rows = [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines()[3:]]
+    assert rows == ["| 50-99", "| 150+"]
+    with pytest.raises(SystemExit) as exit_:
+        V.main([str(path), str(results_cache), "--phases", "150"])
+    assert exit_.value.code == 2 and "--phases takes names among" in capsys.readouterr().err
 
     # its ownership head serves as the engine's ownership network (--ownership)
     from nets.evaluator import OwnershipEvaluator
