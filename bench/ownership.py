@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine.board import PASS, Board
 from engine.features import planes
 from nets.checkpoint import load_model
 from nets.data import DataError, load_cache
@@ -55,16 +54,9 @@ def accuracy(model, x, t, c, batch: int = 256, precision: str = "fp32") -> tuple
 def final_positions(cache, games, owners):
     """(x, target, colour) of each game's last position, the player to
     move's side."""
-    n = cache.size
     xs, ts, cs = [], [], []
     for g, own in zip(games, owners):
-        board = Board(n)
-        moves, colours = cache.game_moves(int(g))
-        history = []
-        for m, c in zip(moves, colours):
-            p = PASS if m == n * n else board.point(int(m) % n, n - 1 - int(m) // n)
-            board.play(p, int(c))
-            history.insert(0, p)
+        board, history = cache.replay(int(g))
         xs.append(planes(board, history[:4], rank=9, dtype=np.uint8))
         sign = 1.0 if board.to_move == 1 else -1.0
         ts.append(0.5 + 0.5 * sign * own.astype(np.float32))

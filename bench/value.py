@@ -85,7 +85,6 @@ def network_values(model, x, col, komi, batch: int, precision: str) -> np.ndarra
 def rollout_winrate(cache, game: int, move: int, rollouts: int, seed: int) -> float:
     """The null search's winrate for the player to move at move number
     ``move`` of ``game`` (``rollouts`` simulations, one thread)."""
-    from engine.board import PASS, Board
     from engine.config import SearchConfig
     from engine.patterns import load_gammas
     from engine.search import Search
@@ -93,14 +92,8 @@ def rollout_winrate(cache, game: int, move: int, rollouts: int, seed: int) -> fl
     global _gammas
     if _gammas is None:
         _gammas = load_gammas()
-    n = cache.size
-    board = Board(n)
-    moves, colours = cache.game_moves(game)
-    for t in range(move):
-        m = int(moves[t])
-        p = PASS if m == n * n else board.point(m % n, n - 1 - m // n)
-        board.play(p, int(colours[t]))
-    board.to_move = int(colours[move])
+    board, _ = cache.replay(game, move)
+    board.to_move = int(cache.game_moves(game)[1][move])
     search = Search(SearchConfig(max_memory=32 << 20), _gammas, 1, seed)
     return search.run(board, float(cache.komi[game]), max_sims=rollouts).winrate
 

@@ -344,6 +344,22 @@ class GameCache:
         a, e = self.offsets[g], self.offsets[g + 1]
         return self.moves[a:e], self.colours[a:e]
 
+    def replay(self, g: int, upto: int | None = None):
+        """(the engine's Board after the first ``upto`` moves of game ``g``,
+        all of them by default; those moves' points, the last first).  Like
+        the cache's builder it does not check positional superko, which
+        Japanese-rules records may break (a triple ko)."""
+        from engine.board import Board
+
+        n = self.size
+        board, points = Board(n), []
+        moves, colours = self.game_moves(g)
+        for m, c in zip(moves[:upto], colours[:upto]):
+            p = PASS if m == n * n else board.point(int(m) % n, n - 1 - int(m) // n)
+            board.play(p, int(c), superko=False)
+            points.append(p)
+        return board, points[::-1]
+
     def split(self) -> tuple[np.ndarray, np.ndarray]:
         """(training game indices, validation game indices)."""
         return np.flatnonzero(~self.val), np.flatnonzero(self.val)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.board import BLACK, PASS, WHITE, Board
+from engine.board import BLACK, PASS, WHITE, Board, IllegalMove
 from engine.features import LEGAL, EMPTY_PT, RANK_1D, planes
+from gtp.vertex import parse_vertex
 from nets import data as D
 from nets_helpers import first_real_sgfs, make_sgf_dir, random_game, write_sgf
 
@@ -236,12 +237,7 @@ def test_sampler_positions_match_replay(built) -> None:
     for k in range(24):
         g, t, sym = int(where["game"][k]), int(where["move"][k]), int(where["sym"][k])
         moves, colours = cache.game_moves(g)
-        board = Board(19)
-        hist = []
-        for m, c in zip(moves[:t], colours[:t]):
-            p = PASS if m == 361 else board.point(int(m) % 19, 18 - int(m) // 19)
-            board.play(p, int(c))
-            hist.insert(0, p)
+        board, hist = cache.replay(g, t)
         c = int(colours[t])
         board.to_move = c
         want = planes(board, hist[:4], rank=int(cache.ranks[g, c - 1]), dtype=np.uint8)
@@ -251,6 +247,32 @@ def test_sampler_positions_match_replay(built) -> None:
         i, j = divmod(int(y[k]), 19)
         assert x[k, LEGAL, i, j] == 1 and x[k, EMPTY_PT, i, j] == 1
         assert x[k, RANK_1D + cache.ranks[g, c - 1] - 1].all()
+
+
+def test_replay_goes_through_a_repeated_position(tmp_path) -> None:
+    """A record that repeats a position (Japanese rules allow it: here a
+    double ko with a pass) is kept by the builder and replayed by
+    GameCache.replay, which the benchmarks use, although the engine's
+    rules (positional superko) forbid its last move."""
+    def v(text):
+        return parse_vertex(text, 19)
+    # two kos: Black may take at E11 (capturing D11), White at Q11 (P11)
+    black = ["D12", "C11", "D10", "P11", "Q12", "R11", "Q10"]
+    white = ["E12", "D11", "F11", "E10", "P12", "O11", "P10"]
+    moves = [m for pair in zip(black, white) for m in ((BLACK, v(pair[0])), (WHITE, v(pair[1])))]
+    moves += [(BLACK, v("E11")), (WHITE, v("Q11")), (BLACK, None), (WHITE, v("D11")),
+              (BLACK, v("P11"))]                  # the board after move 14 again
+    write_sgf(tmp_path / "sgf" / "ko.sgf", moves)
+    D.build_cache(tmp_path / "sgf", tmp_path / "ko.npz", val_fraction=0, workers=1, log=None)
+    cache = D.load_cache(tmp_path / "ko.npz")
+    assert cache.n_games == 1
+    board, hist = cache.replay(0)
+    start, _ = cache.replay(0, 14)
+    assert str(board) == str(start)
+    assert hist[:3] == [board.point(*v("P11")), board.point(*v("D11")), PASS]
+    with pytest.raises(IllegalMove, match="superko"):
+        start, _ = cache.replay(0, 18)
+        start.play(start.point(*v("P11")), BLACK)
 
 
 def test_sampler_is_deterministic_and_samples_per_game(built) -> None:
