@@ -295,9 +295,14 @@ class Player:
         ``search_komi(c)``: outside the winrate band, move the komi by
         half the count's lead (at least a point) against ``c`` when it wins
         too surely, in its favour when it loses too surely; never more than
-        ``dyn_komi_limit`` points from the real komi."""
+        ``dyn_komi_limit`` points from the real komi.  The band holds the
+        rollouts' winrate, not the one mixed with a value network's: the
+        komi moves the rollouts at once, while the value head, which learnt
+        from even games, hardly reads it (docs/handicap.md), and a band
+        kept on the mix drove the komi ever further while White played
+        slack moves."""
         cfg, game = self.config.search, self.game
-        w = result.winrate
+        w = result.winrate if result.rollout_winrate is None else result.rollout_winrate
         if cfg.dyn_komi != 2 or result.sims == 0 or cfg.dyn_komi_low <= w <= cfg.dyn_komi_high:
             return
         pts = np.fromiter(game.board.points(), np.int64)

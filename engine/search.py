@@ -385,6 +385,9 @@ class SearchResult:
     # the playouts' own ownership when an ownership network was blended in
     # (``ownership`` is then the blend); None: ``ownership`` is the playouts'
     tree_bytes: int = 0     # the tree's pool bytes in use (nodes and edges)
+    rollout_winrate: float | None = None
+    # the best move's rollouts alone, without the value network's share
+    # (None: the same as ``winrate``)
 
     @property
     def playout_ownership(self) -> np.ndarray:
@@ -861,7 +864,7 @@ class Search:
         # taken while the search starts divided some dozens of playouts by one.
         own_sum = sum(sc.own for sc in self.scratch)
         sims = self.sims_done()
-        cands = []
+        cands, rollout_mean = [], {}
         policy = self.root_policy(board) if ti[T_STATE, ROOT] == NN_READY else None
         for k in self.tree.edges(ROOT):
             m = int(ei[EI_MOVE, k])
@@ -874,6 +877,7 @@ class Search:
                 prior = policy.get(m, 0.0)
             else:
                 prior = float(ef[EF_PRIOR_W, k]) / pn if pn > 0 else 0.5
+            rollout_mean[m] = float(tf[F_WINS, child]) / v if v > 0 else 0.5
             cands.append(Candidate(
                 move=m, visits=int(v), winrate=self.node_winrate(child), prior=prior,
                 pv=self.principal_variation(child) if child != NO_NODE else [m]))
@@ -886,9 +890,9 @@ class Search:
             own = blend_ownership(own, net_own, self.cfg.own_doubt)
         if cands:
             best = cands[0]
-            move, winrate = best.move, best.winrate
+            move, winrate, rollout = best.move, best.winrate, rollout_mean[best.move]
         else:
-            move, winrate = PASS, 0.5
+            move, winrate, rollout = PASS, 0.5, 0.5
         net = None
         if self.uses_network(board.size):
             st = self.queue.stats
@@ -901,4 +905,4 @@ class Search:
                            if self.queue.params is not None else 0.0,
                            mean_batch=st.positions / st.batches if st.batches else 0.0)
         return SearchResult(move, winrate, sims, elapsed, self.tree.used, cands, own, net,
-                            playouts, self.tree.bytes_used)
+                            playouts, self.tree.bytes_used, rollout)

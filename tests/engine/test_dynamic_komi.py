@@ -74,6 +74,13 @@ def test_adaptive_komi_moves_against_a_sure_winner_and_for_a_sure_loser() -> Non
     assert p.search_komi(WHITE) == 7.5 + SearchConfig().dyn_komi_limit
     p.clear()
     assert p.search_komi(WHITE) == 7.5
+    # the band holds the rollouts' winrate: a value network's share, which
+    # hardly reads the komi, does not move it
+    mixed = SearchResult(0, 0.2, 1000, 1.0, 1, [], own, rollout_winrate=0.55)
+    p._adapt_komi(WHITE, mixed)
+    assert p.search_komi(WHITE) == 7.5
+    p._adapt_komi(WHITE, dataclasses.replace(mixed, winrate=0.55, rollout_winrate=0.2))
+    assert p.search_komi(WHITE) > 7.5
 
 
 def test_final_score_counts_with_the_real_komi() -> None:

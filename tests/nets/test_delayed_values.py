@@ -11,6 +11,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from engine.board import S_PASSES, Board
 from engine.config import MIN_MEMORY, EngineConfig, SearchConfig
@@ -220,7 +221,8 @@ def test_values_arrive_with_the_search_komi_and_fill_the_root():
     worker = PriorWorker(search.queue, net, batch=16)
     worker.start()
     try:
-        search.run(Board(9), 5.5, max_sims=3000)
+        board = Board(9)
+        r = search.run(board, 5.5, max_sims=3000)
     finally:
         worker.stop()
     assert set(net.komis) == {5.5}
@@ -237,6 +239,10 @@ def test_values_arrive_with_the_search_komi_and_fill_the_root():
     for i in judged:
         n = tf[F_VALUE_N, i]
         assert tf[F_VALUE_W, i] >= 0.75 * n - 0.5 * (n - 1) - 1e-4
+    # the result keeps the best move's rollouts apart from the mix (values
+    # still arriving after the search move the mix, not the rollouts)
+    best = next(i for i in search.tree.children(ROOT) if search.tree.ti[T_MOVE, i] == r.move)
+    assert r.rollout_winrate == pytest.approx(tf[F_WINS, best] / tf[F_VISITS, best])
 
 
 def test_the_value_turns_the_choice():
