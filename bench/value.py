@@ -19,7 +19,9 @@ and sorted into the phases of the game by move number: 0-49, 50-99,
   network, ``--rollouts`` simulations (the winrate it reports: its best
   move's), on the first ``--rollout-positions`` positions of each phase
   (the network is scored on those too, so the two columns compare the
-  same positions).
+  same positions), and the positions where only one of the two names the
+  winner, with the exact sign test's two-sided p of that split (McNemar's
+  test: whether one names the winner more often than the other).
 
 ``--phases`` keeps some of the phases (by name, as the table prints them:
 ``--phases 150+`` judges every position from move 150 on with both, when
@@ -37,7 +39,7 @@ import time
 
 import numpy as np
 
-from bench.stats import wilson
+from bench.stats import sign_test, wilson
 
 PHASES = ((0, 50), (50, 100), (100, 150), (150, 10**6))
 
@@ -109,6 +111,14 @@ def score(p: np.ndarray, won: np.ndarray) -> dict:
             "winner": hits / n if n else 0.0, "winner_lo": lo, "winner_hi": hi}
 
 
+def paired(p: np.ndarray, q: np.ndarray, won: np.ndarray) -> dict:
+    """The positions where only the network (p) or only the rollouts (q)
+    name the winner, and the exact sign test's two-sided p of that split."""
+    a, b = (p > 0.5) == (won > 0.5), (q > 0.5) == (won > 0.5)
+    only_p, only_q = int((a & ~b).sum()), int((~a & b).sum())
+    return {"network_only": only_p, "rollouts_only": only_q, "p": sign_test(only_p, only_q)}
+
+
 def run_set(model, path: str, args) -> dict:
     from nets.data import DataError, load_cache
 
@@ -132,6 +142,7 @@ def run_set(model, path: str, args) -> dict:
                                            args.seed + int(i)) for i in sub], np.float32)
             row["rollouts"] = score(rw, won[sub])
             row["network_same"] = score(values[sub], won[sub])
+            row["paired"] = paired(values[sub], rw, won[sub])
             row["rollout_seconds"] = round(time.perf_counter() - t1, 1)
         rows.append(row)
     return {"cache": path, "positions": int(len(x)), "network_seconds": round(net_seconds, 2),
@@ -141,8 +152,9 @@ def run_set(model, path: str, args) -> dict:
 def table(result: dict, rollouts: int) -> str:
     lines = [f"{result['cache']}: {result['positions']} positions",
              "| moves | positions | network MSE | network names the winner | "
-             f"on the rollout positions: network | {rollouts} rollouts | rollout MSE |",
-             "|---|---|---|---|---|---|---|"]
+             f"on the rollout positions: network | {rollouts} rollouts | rollout MSE | "
+             "right by the network alone / the rollouts alone (sign test p) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in result["phases"]:
         net = r["network"]
         cells = [r["phase"], str(net["positions"]), f"{net['mse']:.3f}",
@@ -152,9 +164,11 @@ def table(result: dict, rollouts: int) -> str:
             same, ro = r["network_same"], r["rollouts"]
             cells += [f"{100 * same['winner']:.1f}% of {same['positions']}",
                       f"{100 * ro['winner']:.1f}% ({100 * ro['winner_lo']:.1f}-"
-                      f"{100 * ro['winner_hi']:.1f})", f"{ro['mse']:.3f}"]
+                      f"{100 * ro['winner_hi']:.1f})", f"{ro['mse']:.3f}",
+                      f"{r['paired']['network_only']} / {r['paired']['rollouts_only']} "
+                      f"(p = {r['paired']['p']:.2g})"]
         else:
-            cells += ["-", "-", "-"]
+            cells += ["-", "-", "-", "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -221,6 +221,7 @@ def test_evaluator_and_bench_value(results_cache, tmp_path, capsys) -> None:
     assert rc == 0
     assert "| 0-49 |" in out
     assert out.count("\n| ") == 5      # header and four phases
+    assert "(sign test p)" in out and "(p = " in out
     assert V.main([str(path), str(results_cache), "--positions", "40",
                    "--rollout-positions", "0", "--phases", "150+,50-99"]) == 0
     rows = [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines()[3:]]
@@ -242,3 +243,15 @@ def test_evaluator_and_bench_value(results_cache, tmp_path, capsys) -> None:
     assert not PolicyEvaluator(plain, "cpu", 1, "fp32").has_value
     assert V.main([str(plain), str(results_cache)]) == 2
     assert "has no value head" in capsys.readouterr().err
+
+
+def test_the_sign_test_of_paired_judgements() -> None:
+    from bench.stats import sign_test
+    from bench.value import paired
+    assert sign_test(0, 0) == sign_test(5, 5) == 1.0
+    assert sign_test(0, 10) == sign_test(10, 0) == 2 / 1024
+    assert sign_test(60, 40) == pytest.approx(0.0569, abs=1e-4)     # McNemar's exact test
+    won = np.array([1, 1, 0, 0, 1], np.float32)
+    net = np.array([0.9, 0.8, 0.7, 0.2, 0.4], np.float32)   # right, right, wrong, right, wrong
+    rollouts = np.array([0.4, 0.6, 0.3, 0.6, 0.3], np.float32)  # wrong, right, right, wrong, wrong
+    assert paired(net, rollouts, won) == {"network_only": 2, "rollouts_only": 1, "p": 1.0}
