@@ -147,6 +147,9 @@ class SearchConfig:
                                     # engine's favour, above dyn_komi_high against it
     dyn_komi_high: float = 0.65
     dyn_komi_limit: float = 60.0    # adaptive: never more than this many points from the real komi
+    dyn_komi_adapt_moves: int = 400  # ... a limit falling in a straight line to none at this
+                                    # move (19x19; other sizes in proportion to their area), so
+                                    # the real komi decides the endgame
     own_doubt: float = 0.5          # the ownership network decides the points whose playout
                                     # ownership is below this in size (search.blend_ownership)
 
@@ -167,6 +170,7 @@ class SearchConfig:
         check_range("dyn_komi_low", self.dyn_komi_low, 0.0, 1.0)
         check_range("dyn_komi_high", self.dyn_komi_high, self.dyn_komi_low, 1.0)
         check_range("dyn_komi_moves", self.dyn_komi_moves, 1, 10_000)
+        check_range("dyn_komi_adapt_moves", self.dyn_komi_adapt_moves, 1, 10_000)
 
 
 def search_params(items: list[str]) -> dict:

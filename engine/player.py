@@ -277,8 +277,21 @@ class Player:
         if cfg.dyn_komi == 1:
             return self.scoring_komi + self.linear_komi_extra()
         if cfg.dyn_komi == 2:
-            return self.scoring_komi + game.komi_adjust[c]
+            cap = self.adaptive_komi_limit()
+            return self.scoring_komi + max(-cap, min(cap, game.komi_adjust[c]))
         return self.scoring_komi
+
+    def adaptive_komi_limit(self) -> float:
+        """How far the adaptive komi may stray from the real one at this
+        move: ``dyn_komi_limit``, falling in a straight line to none at move
+        ``dyn_komi_adapt_moves`` (19x19; other sizes in proportion to their
+        area).  Without it a lost endgame went on for hundreds of moves: a
+        komi of a few points for White, held by the band, made its moves
+        in Black's area look as good as passing (bench.match, 6 stones
+        against GNU Go: 963 moves, lost by 10.5)."""
+        cfg, game = self.config.search, self.game
+        end = cfg.dyn_komi_adapt_moves * game.size * game.size / 361.0
+        return cfg.dyn_komi_limit * max(0.0, 1.0 - len(game.moves) / end)
 
     def linear_komi_extra(self) -> float:
         """Linear dynamic komi: the points given to white on top of the komi
@@ -294,8 +307,8 @@ class Player:
         """Adaptive dynamic komi, after a search for ``c`` at the komi
         ``search_komi(c)``: outside the winrate band, move the komi by
         half the count's lead (at least a point) against ``c`` when it wins
-        too surely, in its favour when it loses too surely; never more than
-        ``dyn_komi_limit`` points from the real komi.  The band holds the
+        too surely, in its favour when it loses too surely; never further
+        from the real komi than :meth:`adaptive_komi_limit`.  The band holds the
         rollouts' winrate, not the one mixed with a value network's: the
         komi moves the rollouts at once, while the value head, which learnt
         from even games, hardly reads it (docs/handicap.md), and a band
@@ -312,7 +325,8 @@ class Player:
         towards_c = -1.0 if c == BLACK else 1.0        # komi change that helps c
         change = step * (towards_c if w < cfg.dyn_komi_low else -towards_c)
         adjust = game.komi_adjust[c] + change
-        game.komi_adjust[c] = max(-cfg.dyn_komi_limit, min(cfg.dyn_komi_limit, adjust))
+        cap = self.adaptive_komi_limit()
+        game.komi_adjust[c] = max(-cap, min(cap, adjust))
 
     def komi_helps(self, c: int) -> bool:
         """Whether the search's komi is on ``c``'s side of the real one: its

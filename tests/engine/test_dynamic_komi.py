@@ -83,6 +83,27 @@ def test_adaptive_komi_moves_against_a_sure_winner_and_for_a_sure_loser() -> Non
     assert p.search_komi(WHITE) > 7.5
 
 
+def test_the_adaptive_komi_runs_out_with_the_game() -> None:
+    """Its distance from the real komi is capped by a limit that falls to
+    none at move dyn_komi_adapt_moves (400 on 19x19, 89.75 on 9x9), so the
+    real komi decides the endgame."""
+    p = player(size=9, dyn_komi=2)
+    p.set_komi(7.5)
+    own = __import__("numpy").zeros(len(p.search.allow_all))
+    for _ in range(100):
+        p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
+    assert p.search_komi(WHITE) == 7.5 + 60
+    for k in range(45):
+        p.play("b" if k % 2 == 0 else "w", None)
+    assert p.search_komi(WHITE) == pytest.approx(7.5 + 60 * (1 - 45 / (400 * 81 / 361)))
+    p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
+    assert p.search_komi(WHITE) == pytest.approx(7.5 + 60 * (1 - 45 / (400 * 81 / 361)))
+    for k in range(45):
+        p.play("b" if k % 2 == 0 else "w", None)
+    p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
+    assert p.search_komi(WHITE) == 7.5 and not p.komi_helps(WHITE)
+
+
 def test_final_score_counts_with_the_real_komi() -> None:
     """Five black handicap stones on 5x5 (a wall on the B line), White's
     wall on the D line: both live, the C line is neutral, so the count is
