@@ -823,6 +823,12 @@ class Search:
                 ef[EF_PRIOR_N, k] = 1e9
                 ef[EF_PRIOR_W, k] = 0.0
 
+    def node_rollout_winrate(self, node: int) -> float:
+        """The mean of ``node``'s rollouts for the colour that played its
+        move (0.5 with none)."""
+        v = float(self.tree.tf[F_VISITS, node]) if node != NO_NODE else 0.0
+        return float(self.tree.tf[F_WINS, node]) / v if v > 0 else 0.5
+
     def node_winrate(self, node: int) -> float:
         """The winrate of ``node`` for the colour that played its move: its
         rollouts' mean, mixed with its value mean where the value network
@@ -833,7 +839,7 @@ class Search:
         tf = self.tree.tf
         v, vn = float(tf[F_VISITS, node]), float(tf[F_VALUE_N, node])
         lam = self.cfg.value_weight if vn > 0 else 0.0
-        rollouts = float(tf[F_WINS, node]) / v if v > 0 else 0.5
+        rollouts = self.node_rollout_winrate(node)
         if v == 0 and vn > 0:
             lam = 1.0
         value = float(tf[F_VALUE_W, node]) / vn if vn > 0 else 0.5
@@ -877,7 +883,7 @@ class Search:
                 prior = policy.get(m, 0.0)
             else:
                 prior = float(ef[EF_PRIOR_W, k]) / pn if pn > 0 else 0.5
-            rollout_mean[m] = float(tf[F_WINS, child]) / v if v > 0 else 0.5
+            rollout_mean[m] = self.node_rollout_winrate(child)
             cands.append(Candidate(
                 move=m, visits=int(v), winrate=self.node_winrate(child), prior=prior,
                 pv=self.principal_variation(child) if child != NO_NODE else [m]))
