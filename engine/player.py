@@ -289,9 +289,16 @@ class Player:
         komi of a few points for White, held by the band, made its moves
         in Black's area look as good as passing (bench.match, 6 stones
         against GNU Go: 963 moves, lost by 10.5)."""
-        cfg, game = self.config.search, self.game
-        end = cfg.dyn_komi_adapt_moves * game.size * game.size / 361.0
-        return cfg.dyn_komi_limit * max(0.0, 1.0 - len(game.moves) / end)
+        cfg = self.config.search
+        return cfg.dyn_komi_limit * self._komi_fade(cfg.dyn_komi_adapt_moves)
+
+    def _komi_fade(self, moves_19: int) -> float:
+        """1 at the start of the game, falling in a straight line to 0 at
+        move ``moves_19`` on 19x19 (in proportion to the board's area on
+        other sizes): how much of a dynamic komi is left."""
+        game = self.game
+        end = moves_19 * game.size * game.size / 361.0
+        return max(0.0, 1.0 - len(game.moves) / end)
 
     def linear_komi_extra(self) -> float:
         """Linear dynamic komi: the points given to white on top of the komi
@@ -300,8 +307,7 @@ class Player:
         h = game.handicap
         if h < 2:
             return 0.0
-        end = cfg.dyn_komi_moves * game.size * game.size / 361.0
-        return cfg.dyn_komi_stone * h * max(0.0, 1.0 - len(game.moves) / end)
+        return cfg.dyn_komi_stone * h * self._komi_fade(cfg.dyn_komi_moves)
 
     def _adapt_komi(self, c: int, result: SearchResult) -> None:
         """Adaptive dynamic komi, after a search for ``c`` at the komi
