@@ -25,9 +25,10 @@ and sorted into the phases of the game by move number: 0-49, 50-99,
 
 ``--phases`` keeps some of the phases (by name, as the table prints them:
 ``--phases 150+`` judges every position from move 150 on with both, when
-``--rollout-positions`` is as large as the phase).  95% Wilson intervals for the shares.  Exit status 2 with a message naming
-the file for a missing checkpoint, a network without a value head or a
-cache without results.
+``--rollout-positions`` is as large as the phase).  95% Wilson intervals
+for the shares.  Exit status 2 with a message naming the file for a
+missing checkpoint, a network without a value head or a cache without
+results.
 """
 
 from __future__ import annotations

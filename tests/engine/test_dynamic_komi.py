@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from engine.board import BLACK, WHITE
@@ -57,7 +58,7 @@ def test_linear_komi_falls_to_none_at_its_move() -> None:
 def test_adaptive_komi_moves_against_a_sure_winner_and_for_a_sure_loser() -> None:
     p = player(dyn_komi=2)
     p.set_komi(7.5)
-    own = __import__("numpy").zeros(len(p.search.allow_all))
+    own = np.zeros(len(p.search.allow_all))
 
     def result(winrate: float) -> SearchResult:
         return SearchResult(0, winrate, 1000, 1.0, 1, [], own)
@@ -89,7 +90,7 @@ def test_the_adaptive_komi_runs_out_with_the_game() -> None:
     real komi decides the endgame."""
     p = player(size=9, dyn_komi=2)
     p.set_komi(7.5)
-    own = __import__("numpy").zeros(len(p.search.allow_all))
+    own = np.zeros(len(p.search.allow_all))
     for _ in range(100):
         p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
     assert p.search_komi(WHITE) == 7.5 + 60
