@@ -336,9 +336,24 @@ class Player:
 
     def komi_helps(self, c: int) -> bool:
         """Whether the search's komi is on ``c``'s side of the real one: its
-        winrate is then not the real game's, and it does not resign."""
+        winrate is then not the real game's."""
         extra = self.search_komi(c) - self.scoring_komi
         return extra > 0 if c == WHITE else extra < 0
+
+    def resign_barred(self, c: int) -> bool:
+        """Whether dynamic komi keeps ``c`` from resigning: while the
+        search's komi is on its side, except in the adaptive mode from move
+        ``dyn_komi_moves`` on (200 on 19x19, other sizes by area) when that
+        komi is at its limit: the search then finds the game lost with all
+        the help the komi may give.  Without that exception a lost game
+        went on to move 400, where the limit runs out (bench.match, 6
+        stones against GNU Go: 150 moves at a winrate of 0.000)."""
+        if not self.komi_helps(c):
+            return False
+        cfg = self.config.search
+        if cfg.dyn_komi != 2 or self._komi_fade(cfg.dyn_komi_moves) > 0:
+            return True
+        return abs(self.game.komi_adjust[c]) < self.adaptive_komi_limit()
 
     def _search_move(self, c: int, color: str, cleanup: bool) -> int | str:
         """The search's move for ``c`` (to move), with _decide's rules."""
@@ -420,10 +435,10 @@ class Player:
         is not trusted: it once gave 0.03 to a game that the network then
         won by 7.5 points.  Without a value head policy-only play resigns
         only after a pass, as before; never in the first ``size`` moves, nor
-        while dynamic komi is on ``c``'s side."""
+        while dynamic komi bars it (:meth:`resign_barred`)."""
         game = self.game
         if (value is None or self.config.resign <= 0 or value >= self.config.resign
-                or len(game.moves) <= game.size or self.komi_helps(c)):
+                or len(game.moves) <= game.size or self.resign_barred(c)):
             return False
         result = self._position_search()
         return self._lost(c, result.winrate, result.visits, result.ownership)
@@ -436,13 +451,13 @@ class Player:
 
     def _lost(self, c: int, winrate: float, visits: int, ownership: np.ndarray) -> bool:
         """Whether ``c`` may resign on a search's ``winrate`` for it: below
-        ``resign`` on at least 200 visits, no dynamic komi on its side (its
-        winrate is then not the real game's), and the score the search
+        ``resign`` on at least 200 visits, not barred by a dynamic komi on
+        its side (:meth:`resign_barred`), and the score the search
         expects (its ownership summed, the komi off) behind by more than
         ``resign_margin`` points: a close endgame, where the playouts'
         winrate falls to nothing over half a point, is played out."""
         return (self.config.resign > 0 and visits >= 200 and winrate < self.config.resign
-                and not self.komi_helps(c)
+                and not self.resign_barred(c)
                 and self.expected_lead(c, ownership) < -self.config.resign_margin)
 
     def expected_lead(self, c: int, ownership: np.ndarray, board: Board | None = None) -> float:

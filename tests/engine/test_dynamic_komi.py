@@ -105,6 +105,36 @@ def test_the_adaptive_komi_runs_out_with_the_game() -> None:
     assert p.search_komi(WHITE) == 7.5 and not p.komi_helps(WHITE)
 
 
+def test_a_game_lost_with_all_the_adaptive_komi_may_be_resigned() -> None:
+    """White far behind (Black owns every point), the search's winrate
+    0.01: the adaptive komi on White's side bars resigning before move 200,
+    and after it unless that komi is at its limit; the linear komi bars it
+    until it runs out."""
+    p = player(dyn_komi=2)
+    p.set_komi(0.5)
+    own = np.ones(len(p.search.allow_all))
+    lost = SearchResult(0, 0.0, 1000, 1.0, 1, [], own)
+    for _ in range(100):
+        p._adapt_komi(WHITE, lost)
+    assert p.search_komi(WHITE) == 60.5 and p.resign_barred(WHITE)
+    assert not p._lost(WHITE, 0.01, 1000, own)             # move 0: barred
+    for k in range(200):
+        p.play("w" if k % 2 == 0 else "b", None)
+    assert p.search_komi(WHITE) == pytest.approx(30.5)     # at its falling limit
+    assert not p.resign_barred(WHITE) and p._lost(WHITE, 0.01, 1000, own)
+    assert not p._lost(WHITE, 0.2, 1000, own)              # the search still hopes
+    p.game.komi_adjust[WHITE] = 10.0                       # help left to give
+    assert p.resign_barred(WHITE) and not p._lost(WHITE, 0.01, 1000, own)
+    q = player()                                           # linear, 4 stones
+    q.set_komi(0.5)
+    q.fixed_handicap(4)
+    for k in range(199):
+        q.play("w" if k % 2 == 0 else "b", None)
+    assert q.resign_barred(WHITE) and not q._lost(WHITE, 0.01, 1000, own)
+    q.play("b", None)
+    assert not q.resign_barred(WHITE) and q._lost(WHITE, 0.01, 1000, own)
+
+
 def test_final_score_counts_with_the_real_komi() -> None:
     """Five black handicap stones on 5x5 (a wall on the B line), White's
     wall on the D line: both live, the C line is neutral, so the count is
