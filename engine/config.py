@@ -147,9 +147,9 @@ class SearchConfig:
                                     # engine's favour, above dyn_komi_high against it
     dyn_komi_high: float = 0.65
     dyn_komi_limit: float = 60.0    # adaptive: never more than this many points from the real komi
-    dyn_komi_adapt_moves: int = 400  # ... a limit falling in a straight line to none at this
-                                    # move (19x19; other sizes in proportion to their area), so
-                                    # the real komi decides the endgame
+    dyn_komi_adapt_moves: int = 400  # ... a limit held until dyn_komi_moves, then falling in a
+                                    # straight line to none at this move (19x19; other sizes in
+                                    # proportion to their area), so the real komi decides the endgame
     own_doubt: float = 0.5          # the ownership network decides the points whose playout
                                     # ownership is below this in size (search.blend_ownership)
 

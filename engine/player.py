@@ -283,22 +283,28 @@ class Player:
 
     def adaptive_komi_limit(self) -> float:
         """How far the adaptive komi may stray from the real one at this
-        move: ``dyn_komi_limit``, falling in a straight line to none at move
-        ``dyn_komi_adapt_moves`` (19x19; other sizes in proportion to their
-        area).  Without it a lost endgame went on for hundreds of moves: a
-        komi of a few points for White, held by the band, made its moves
-        in Black's area look as good as passing (bench.match, 6 stones
-        against GNU Go: 963 moves, lost by 10.5)."""
+        move: ``dyn_komi_limit`` until move ``dyn_komi_moves``, then falling
+        in a straight line to none at move ``dyn_komi_adapt_moves`` (19x19;
+        other sizes in proportion to their area).  Without an end a lost
+        endgame went on for hundreds of moves: a komi of a few points for
+        White, held by the band, made its moves in Black's area look as
+        good as passing (bench.match, 6 stones against GNU Go: 963 moves,
+        lost by 10.5).  A limit falling from the first move instead cut
+        White's komi in the middle game, where the rollouts, misled by the
+        handicap stones, still wanted it (docs/handicap.md)."""
         cfg = self.config.search
-        return cfg.dyn_komi_limit * self._komi_fade(cfg.dyn_komi_adapt_moves)
+        return cfg.dyn_komi_limit * self._komi_fade(cfg.dyn_komi_adapt_moves,
+                                                    cfg.dyn_komi_moves)
 
-    def _komi_fade(self, moves_19: int) -> float:
-        """1 at the start of the game, falling in a straight line to 0 at
-        move ``moves_19`` on 19x19 (in proportion to the board's area on
-        other sizes): how much of a dynamic komi is left."""
+    def _komi_fade(self, moves_19: int, from_19: int = 0) -> float:
+        """1 until move ``from_19``, falling in a straight line to 0 at
+        move ``moves_19``, both on 19x19 (in proportion to the board's area
+        on other sizes): how much of a dynamic komi is left."""
         game = self.game
-        end = moves_19 * game.size * game.size / 361.0
-        return max(0.0, 1.0 - len(game.moves) / end)
+        scale = game.size * game.size / 361.0
+        start = min(from_19, moves_19 - 1) * scale
+        end = moves_19 * scale
+        return min(1.0, max(0.0, (end - len(game.moves)) / (end - start)))
 
     def linear_komi_extra(self) -> float:
         """Linear dynamic komi: the points given to white on top of the komi

@@ -85,23 +85,29 @@ def test_adaptive_komi_moves_against_a_sure_winner_and_for_a_sure_loser() -> Non
 
 
 def test_the_adaptive_komi_runs_out_with_the_game() -> None:
-    """Its distance from the real komi is capped by a limit that falls to
-    none at move dyn_komi_adapt_moves (400 on 19x19, 89.75 on 9x9), so the
-    real komi decides the endgame."""
+    """Its distance from the real komi is capped by a limit held until move
+    dyn_komi_moves and falling to none at move dyn_komi_adapt_moves (200
+    and 400 on 19x19; 44.88 and 89.75 on 9x9), so the real komi decides
+    the endgame."""
     p = player(size=9, dyn_komi=2)
     p.set_komi(7.5)
     own = np.zeros(len(p.search.allow_all))
+    lost = SearchResult(0, 0.0, 1000, 1.0, 1, [], own)
     for _ in range(100):
-        p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
+        p._adapt_komi(WHITE, lost)
     assert p.search_komi(WHITE) == 7.5 + 60
-    for k in range(45):
+    for k in range(44):
         p.play("b" if k % 2 == 0 else "w", None)
-    assert p.search_komi(WHITE) == pytest.approx(7.5 + 60 * (1 - 45 / (400 * 81 / 361)))
-    p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
-    assert p.search_komi(WHITE) == pytest.approx(7.5 + 60 * (1 - 45 / (400 * 81 / 361)))
-    for k in range(45):
+    assert p.search_komi(WHITE) == 7.5 + 60                # held
+    for k in range(23):
         p.play("b" if k % 2 == 0 else "w", None)
-    p._adapt_komi(WHITE, SearchResult(0, 0.0, 1000, 1.0, 1, [], own))
+    start, end = 200 * 81 / 361, 400 * 81 / 361
+    assert p.search_komi(WHITE) == pytest.approx(7.5 + 60 * (end - 67) / (end - start))
+    p._adapt_komi(WHITE, lost)
+    assert p.search_komi(WHITE) == pytest.approx(7.5 + 60 * (end - 67) / (end - start))
+    for k in range(23):
+        p.play("b" if k % 2 == 0 else "w", None)
+    p._adapt_komi(WHITE, lost)
     assert p.search_komi(WHITE) == 7.5 and not p.komi_helps(WHITE)
 
 
@@ -120,7 +126,7 @@ def test_a_game_lost_with_all_the_adaptive_komi_may_be_resigned() -> None:
     assert not p._lost(WHITE, 0.01, 1000, own)             # move 0: barred
     for k in range(200):
         p.play("w" if k % 2 == 0 else "b", None)
-    assert p.search_komi(WHITE) == pytest.approx(30.5)     # at its falling limit
+    assert p.search_komi(WHITE) == 60.5                    # at its limit
     assert not p.resign_barred(WHITE) and p._lost(WHITE, 0.01, 1000, own)
     assert not p._lost(WHITE, 0.2, 1000, own)              # the search still hopes
     p.game.komi_adjust[WHITE] = 10.0                       # help left to give
