@@ -88,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds for GNU Go a game")
     ap.add_argument("--json", type=Path, help="write every game's margin here")
     args = ap.parse_args(argv)
-    results = {}
+    results, margins_of = {}, {}
     try:
         for folder in args.folders:
             rows = folder_margins(folder, args.gnugo, args.rules, args.timeout)
             results[str(folder)] = rows
-            margins = [r["margin"] for r in rows]
+            margins = margins_of[str(folder)] = [r["margin"] for r in rows]
             print(folder)
             for r in rows:
                 print(f"  {r['game']}  engine {r['engine_color']}  {r['margin']:+.1f}")
@@ -104,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     first, *others = list(results)
     for other in others:
-        a = [r["margin"] for r in results[first]]
-        b = [r["margin"] for r in results[other]]
-        u, z, p = mann_whitney(a, b)
+        u, z, p = mann_whitney(margins_of[first], margins_of[other])
         print(f"Mann-Whitney, {first} against {other}: U = {u:g}, z = {z:+.2f}, "
               f"p = {p:.3f} (two-sided)")
     if args.json:
