@@ -18,9 +18,11 @@
 #                              --cache gpu/train.npz: its games' only, 1.3 MB)
 #   MODEL.pt, MODEL.metrics.jsonl  optional: what the previous run left in $OUT
 # The run resumes from DATA/MODEL.pt, else from the committed
-# nets/weights/MODEL.pt, else starts afresh (a value net, res6v, from the
-# policy net nets/weights/res6.pt, its new heads at HEAD_LR_SCALE (5) times
-# the learning rate, two positions a game); it trains for MINUTES, evaluates and checkpoints, then
+# nets/weights/MODEL.pt, else starts afresh: res6v from the policy net
+# nets/weights/res6.pt, its new heads at HEAD_LR_SCALE (5) times the learning
+# rate, and a deeper value net (res10v) from the default res6v, its added
+# blocks starting as the identity; a value net takes two positions a game.
+# It trains for MINUTES, evaluates and checkpoints, then
 # measures top-1/5/10 on the held-out caches, and a value net's value head by
 # game phase (bench.value, value.txt; the caches must keep the games'
 # results: build them with this version of nets.data).
@@ -77,8 +79,12 @@ for ck in "$DATA/$MODEL.pt" "${WEIGHTS:-nets/weights}/$MODEL.pt"; do
 done
 value=$($PY -c "from nets.models import MODELS; print(MODELS.get('$MODEL', {}).get('arch') == 'res_value')")
 if [ ${#resume[@]} -eq 0 ] && [ "$value" = True ]; then
-    resume=(--init-from nets/weights/res6.pt --head-lr-scale "${HEAD_LR_SCALE:-5}" \
-            --positions-per-game 2)
+    if [ "$MODEL" = res6v ]; then
+        resume=(--init-from nets/weights/res6.pt --head-lr-scale "${HEAD_LR_SCALE:-5}" \
+                --positions-per-game 2)
+    else
+        resume=(--init-from nets/weights/res6v.pt --positions-per-game 2)
+    fi
 fi
 labels=()
 if [ "$value" = True ] && [ -f "$DATA/labels.npz" ]; then labels=(--labels "$DATA/labels.npz"); fi

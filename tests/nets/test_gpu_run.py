@@ -67,12 +67,9 @@ def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
     assert "generate: 0 of 100000 games already" in (out / "generate.log").read_text()
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
-    """The default model, res6v, with no checkpoint of its own: its trunk and
-    policy head come from the committed res6, its ownership head learns the
-    packed labels that travel with the data, and value.txt scores its value
-    head on the held-out caches (which keep the games' results)."""
+def _value_data(tmp_path: Path) -> Path:
+    """DATA for a value net: caches that keep the games' results, and the
+    packed ownership labels of the training games."""
     sgfs = tmp_path / "sgf"
     for i in range(8):
         text = sgf.dumps(19, 6.5, [], random_game(i, 40), result="BW"[i % 2] + "+R")
@@ -87,6 +84,16 @@ def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
                               for i in range(8)))
     from nets.ownership import pack_labels
     assert pack_labels(labels, data / "labels.npz") == 8
+    return data
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
+    """The default model, res6v, with no checkpoint of its own: its trunk and
+    policy head come from the committed res6, its ownership head learns the
+    packed labels that travel with the data, and value.txt scores its value
+    head on the held-out caches (which keep the games' results)."""
+    data = _value_data(tmp_path)
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="3", BATCH="16",
                WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
@@ -102,6 +109,28 @@ def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
     assert ckpt.load_checkpoint(out / "res6v.pt").metadata["steps"] == 3
     value = (out / "value.txt").read_text()
     assert value.count("| 0-49 |") == 2, value
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_dry_run_of_a_deeper_value_net_grows_the_default(tmp_path) -> None:
+    """res10v with no checkpoint of its own starts from the committed res6v:
+    every tensor of it (the trunk's six blocks and the three trained heads,
+    at the common learning rate), the four new blocks as the identity."""
+    data = _value_data(tmp_path)
+    out = tmp_path / "out"
+    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="2", BATCH="16",
+               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
+               MODEL="res10v", PYTHON=sys.executable)
+    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    log = (out / "train.log").read_text()
+    assert "--init-from nets/weights/res6v.pt --positions-per-game 2" in log
+    assert "from nets/weights/res6v.pt: 94 of 142 tensors; new: blocks" in log
+    assert "heads x" not in log
+    last = ckpt.load_checkpoint(out / "res10v.pt")
+    assert last.metadata["steps"] == 2 and last.metadata["config"]["blocks"] == 10
+    assert (out / "value.txt").read_text().count("| 0-49 |") == 2
 
 
 def test_missing_data_is_named(tmp_path) -> None:

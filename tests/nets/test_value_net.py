@@ -118,6 +118,30 @@ def test_init_from_a_policy_net_keeps_its_policy(tmp_path) -> None:
     assert torch.allclose(net.eval()(x, c), res.eval()(x, c), atol=1e-5)
 
 
+def test_a_deeper_net_grown_from_res6v_starts_as_its_function(tmp_path) -> None:
+    """res10v from the shipped res6v (nets.train --init-from): the four new
+    blocks start as the identity, so the three heads give res6v's answers,
+    in training mode as well (the new blocks' batch norms then normalise
+    by the batch, and still add nothing)."""
+    from nets.evaluator import DEFAULT_WEIGHTS
+    assert DEFAULT_WEIGHTS.name == "res6v.pt"
+    src = load_checkpoint(DEFAULT_WEIGHTS)
+    res6v = build_model("res6v")
+    res6v.load_state_dict(src.weights)
+    deep = build_model("res10v")
+    assert len(deep.blocks) == 10
+    T.init_from(deep, str(DEFAULT_WEIGHTS), verbose=False)
+    torch.manual_seed(2)
+    x = (torch.rand(4, 38, 19, 19) < 0.3).float()
+    c, komi = torch.tensor([0, 1, 0, 1]), torch.tensor([7.5, 7.5, 0.5, 6.5])
+    for mode in ("eval", "train"):
+        getattr(res6v, mode)()
+        getattr(deep, mode)()
+        with torch.no_grad():
+            for a, b in zip(deep(x, c, komi), res6v(x, c, komi)):
+                assert torch.allclose(a, b, atol=1e-4), mode
+
+
 def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     out = tmp_path / "run"
     rc = T.main(["--data", str(results_cache), "--out", str(out), "--steps", "20",
