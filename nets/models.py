@@ -150,8 +150,8 @@ MODELS: dict[str, dict] = {
     "res6v": dict(RES_VALUE_DEFAULTS, blocks=6, width=64),
     # res6v grown by four residual blocks: a new run takes res6v's tensors
     # (nets.train --init-from nets/weights/res6v.pt) and the new blocks start
-    # as the identity, so it starts as res6v's function; 0.63x its inference
-    # speed on a CPU
+    # as the identity, so it starts as res6v's function; 0.64-0.76x its
+    # inference speed on a CPU (docs/networks.md)
     "res10v": dict(RES_VALUE_DEFAULTS, blocks=10, width=64),
     # Clark & Storkey (2015): 7 convolutions and an output layer, tied filters
     "clark8": dict(TIED_DEFAULTS),

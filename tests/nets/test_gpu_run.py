@@ -25,6 +25,18 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "nets" / "gpu_run.sh"
 
 
+def _dry_run(data: Path, out: Path, **settings: str) -> str:
+    """Run the script on DATA into OUT with the dry run's small settings
+    (the CPU, tiny batches and held-out samples) and ``settings`` on top;
+    it must succeed.  Its train.log."""
+    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", BATCH="16", WORKERS="0",
+               VAL_POSITIONS="64", POSITIONS="50", PYTHON=sys.executable, **settings)
+    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return (out / "train.log").read_text()
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
     """... and, with GEN9, plays 9x9 games beside the training (self-play
@@ -40,20 +52,14 @@ def test_dry_run_resumes_and_returns_six_files(tmp_path) -> None:
                          metadata={"train_state": {"step": 5, "optimizer": "adam",
                                                    "base_lr": 0.001, "batch": 16}})
     out = tmp_path / "out"
-    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="7", BATCH="16",
-               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", HALVE_AT="6", MODEL="maddison12",
-               EXTRA="--width 8 --layers 3 --threads 1", PYTHON=sys.executable,
-               GEN9="1", GEN9_SEED="7")
-    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    log = _dry_run(data, out, STEPS="7", HALVE_AT="6", MODEL="maddison12",
+                   EXTRA="--width 8 --layers 3 --threads 1", GEN9="1", GEN9_SEED="7")
     assert sorted(p.name for p in out.iterdir()) == [
         "accuracy.txt", "gen9-s7.tar.xz", "generate.log", "maddison12.best.pt",
         "maddison12.curves.png", "maddison12.metrics.jsonl", "maddison12.pt", "train.log"] or \
         sorted(p.name for p in out.iterdir()) == [     # no matplotlib: no curves
         "accuracy.txt", "gen9-s7.tar.xz", "generate.log", "maddison12.best.pt",
         "maddison12.metrics.jsonl", "maddison12.pt", "train.log"]
-    log = (out / "train.log").read_text()
     assert f"--resume-from {data}/maddison12.pt" in log
     assert "holds no optimizer state: a fresh adam goes on from step 5" in log
     last = ckpt.load_checkpoint(out / "maddison12.pt")
@@ -95,13 +101,8 @@ def test_dry_run_of_the_value_net_starts_from_the_policy_net(tmp_path) -> None:
     head on the held-out caches (which keep the games' results)."""
     data = _value_data(tmp_path)
     out = tmp_path / "out"
-    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="3", BATCH="16",
-               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
-               PYTHON=sys.executable, WEIGHTS=str(tmp_path / "none"))   # no res6v.pt there
-    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    log = (out / "train.log").read_text()
+    log = _dry_run(data, out, STEPS="3", EXTRA="--threads 1",
+                   WEIGHTS=str(tmp_path / "none"))   # no res6v.pt there
     assert "--init-from nets/weights/res6.pt --head-lr-scale 5" in log
     assert "value and ownership heads x5" in log
     assert "labels " in log and "(8 games used, 0 disagreeing" in log
@@ -118,13 +119,7 @@ def test_dry_run_of_a_deeper_value_net_grows_the_default(tmp_path) -> None:
     at the common learning rate), the four new blocks as the identity."""
     data = _value_data(tmp_path)
     out = tmp_path / "out"
-    env = dict(os.environ, OUT=str(out), DEVICE="cpu", MINUTES="2", STEPS="2", BATCH="16",
-               WORKERS="0", VAL_POSITIONS="64", POSITIONS="50", EXTRA="--threads 1",
-               MODEL="res10v", PYTHON=sys.executable)
-    r = subprocess.run(["bash", str(SCRIPT), str(data)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    log = (out / "train.log").read_text()
+    log = _dry_run(data, out, STEPS="2", EXTRA="--threads 1", MODEL="res10v")
     assert "--init-from nets/weights/res6v.pt --positions-per-game 2" in log
     assert "from nets/weights/res6v.pt: 94 of 142 tensors; new: blocks" in log
     assert "heads x" not in log

@@ -118,7 +118,7 @@ def test_init_from_a_policy_net_keeps_its_policy(tmp_path) -> None:
     assert torch.allclose(net.eval()(x, c), res.eval()(x, c), atol=1e-5)
 
 
-def test_a_deeper_net_grown_from_res6v_starts_as_its_function(tmp_path) -> None:
+def test_a_deeper_net_grown_from_res6v_starts_as_its_function() -> None:
     """res10v from the shipped res6v (nets.train --init-from): the four new
     blocks start as the identity, so the three heads give res6v's answers,
     in training mode as well (the new blocks' batch norms then normalise
