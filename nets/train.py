@@ -184,6 +184,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="a new run starts every tensor that a trained net has under the "
                          "same name and shape from it, e.g. res6v's trunk and policy head "
                          "from nets/weights/res6.pt")
+    ap.add_argument("--new-block-scale", type=float, default=0.0, metavar="S",
+                    help="with --init-from: the residual blocks the trained net lacks start "
+                         "with their last batch-norm scale at S instead of 0 (0: they start "
+                         "as the identity, the exact function of the trained net, but a "
+                         "zero scale passes their convolutions almost no gradient)")
     ap.add_argument("--head-lr-scale", type=float, default=None,
                     help="value models: the value and ownership heads learn at this multiple "
                          "of the learning rate (a new head beside a trained trunk; default 1, "
@@ -245,6 +250,11 @@ def check_options(args: argparse.Namespace) -> None:
             raise TrainError(f"--{name.replace('_', '-')}: checkpoint file {path} does not exist")
     if args.init_trunk is not None and args.init_from is not None:
         raise TrainError("give --init-trunk or --init-from, not both")
+    if not (math.isfinite(args.new_block_scale) and 0 <= args.new_block_scale <= 1):
+        raise TrainError(f"--new-block-scale must be a number in 0..1, got {args.new_block_scale}")
+    if args.new_block_scale and args.init_from is None:
+        raise TrainError("--new-block-scale needs --init-from (it sets the blocks a trained "
+                         "net lacks)")
     if args.head_lr_scale is not None and not (math.isfinite(args.head_lr_scale)
                                                and args.head_lr_scale > 0):
         raise TrainError(f"--head-lr-scale must be a positive number, got {args.head_lr_scale}")
@@ -280,20 +290,31 @@ def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
         print(f"trunk from {path}: {len(names)} tensors", file=sys.stderr)
 
 
-def init_from(model: torch.nn.Module, path: str, verbose: bool) -> None:
+def init_from(model: torch.nn.Module, path: str, verbose: bool,
+              new_block_scale: float = 0.0) -> None:
     """Copy into ``model`` every tensor (parameters and batch-norm
     statistics) that the net saved in ``path`` has under the same name and
-    shape; TrainError when there is none."""
+    shape; TrainError when there is none.  The residual blocks that the
+    saved net lacks keep their fresh start, the identity (last batch-norm
+    scale 0), or with ``new_block_scale`` that scale."""
     weights = load_checkpoint(path).weights
     own = model.state_dict()
     names = [k for k in own if k in weights and weights[k].shape == own[k].shape]
     if not names:
         raise TrainError(f"--init-from: {path} has no tensor of this model's names and shapes")
     model.load_state_dict({k: weights[k] for k in names}, strict=False)
+    fresh = [k for k in own if k not in names]
+    if new_block_scale:
+        params = dict(model.named_parameters())
+        with torch.no_grad():
+            for k in fresh:
+                if k.startswith("blocks.") and k.endswith(".bn2.weight"):
+                    params[k].fill_(new_block_scale)
     if verbose:
-        fresh = [k for k in own if k not in names]
         print(f"from {path}: {len(names)} of {len(own)} tensors; new: "
-              f"{', '.join(sorted({k.split('.')[0] for k in fresh})) or 'none'}", file=sys.stderr)
+              f"{', '.join(sorted({k.split('.')[0] for k in fresh})) or 'none'}"
+              + (f"; new blocks' last batch-norm scale {new_block_scale:g}"
+                 if new_block_scale else ""), file=sys.stderr)
 
 
 #: the parameters of a value model's value and ownership heads (nets.models.ResValueNet)
@@ -674,7 +695,7 @@ def train(args: argparse.Namespace) -> dict:
     elif args.init_trunk is not None:
         init_trunk(model, args.init_trunk, is_main)
     elif args.init_from is not None:
-        init_from(model, args.init_from, is_main)
+        init_from(model, args.init_from, is_main, args.new_block_scale)
     model.to(device)
     if device.type == "cuda":       # every training batch has one shape: let cuDNN pick its kernels
         torch.backends.cudnn.benchmark = True

@@ -224,12 +224,21 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
     ("--workers", "-1"), ("--clip-grad", "0"), ("--clip-grad", "nan"),
     ("--clip-grad", "off"), ("--ema", "1"), ("--ema", "-0.1"), ("--cosine-from", "x"),
     ("--cosine-from", "-1"), ("--next-moves", "9"), ("--next-moves", "-1"),
-    ("--next-weight", "nan"), ("--next-weight", "-2")])
+    ("--next-weight", "nan"), ("--next-weight", "-2"), ("--new-block-scale", "-0.1"),
+    ("--new-block-scale", "2")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])
     assert code == 2
     assert f"error: {option} must be" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_new_block_scale_needs_init_from(cache, tmp_path, capsys) -> None:
+    code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
+                   "--new-block-scale", "0.1"])
+    assert code == 2
+    assert "--new-block-scale needs --init-from" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 

@@ -142,6 +142,27 @@ def test_a_deeper_net_grown_from_res6v_starts_as_its_function() -> None:
                 assert torch.allclose(a, b, atol=1e-4), mode
 
 
+def test_new_blocks_can_start_at_a_small_scale(capsys) -> None:
+    """--new-block-scale: the blocks res6v lacks start with their last batch
+    norm at that scale, so their convolutions get a gradient at once; every
+    tensor res6v has is still res6v's."""
+    from nets.evaluator import DEFAULT_WEIGHTS
+    src = load_checkpoint(DEFAULT_WEIGHTS).weights
+    deep = build_model("res10v")
+    T.init_from(deep, str(DEFAULT_WEIGHTS), verbose=True, new_block_scale=0.05)
+    assert "new blocks' last batch-norm scale 0.05" in capsys.readouterr().err
+    own = deep.state_dict()
+    assert all(torch.equal(own[k], v) for k, v in src.items() if k in own)
+    for i in range(6, 10):
+        assert torch.all(own[f"blocks.{i}.bn2.weight"] == 0.05)
+        assert torch.all(own[f"blocks.{i}.bn1.weight"] == 1)
+    deep.train()
+    x = (torch.rand(8, 38, 19, 19) < 0.3).float()
+    c, komi = torch.tensor([0, 1] * 4), torch.full((8,), 7.5)
+    deep(x, c, komi)[0].logsumexp(dim=1).sum().backward()
+    assert deep.blocks[9].conv1.weight.grad.abs().sum() > 0
+
+
 def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     out = tmp_path / "run"
     rc = T.main(["--data", str(results_cache), "--out", str(out), "--steps", "20",
