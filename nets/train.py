@@ -189,6 +189,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "with their last batch-norm scale at S instead of 0 (0: they start "
                          "as the identity, the exact function of the trained net, but a "
                          "zero scale passes their convolutions almost no gradient)")
+    ap.add_argument("--new-block-lr-scale", type=float, default=None, metavar="S",
+                    help="the residual blocks that --init-from's net lacked learn at this "
+                         "multiple of the learning rate (default 1, or the checkpoint's when "
+                         "resuming)")
     ap.add_argument("--head-lr-scale", type=float, default=None,
                     help="value models: the value and ownership heads learn at this multiple "
                          "of the learning rate (a new head beside a trained trunk; default 1, "
@@ -255,6 +259,14 @@ def check_options(args: argparse.Namespace) -> None:
     if args.new_block_scale and args.init_from is None:
         raise TrainError("--new-block-scale needs --init-from (it sets the blocks a trained "
                          "net lacks)")
+    if args.new_block_lr_scale is not None and not (math.isfinite(args.new_block_lr_scale)
+                                                    and args.new_block_lr_scale > 0):
+        raise TrainError(f"--new-block-lr-scale must be a positive number, got "
+                         f"{args.new_block_lr_scale}")
+    if (args.new_block_lr_scale not in (None, 1.0) and args.init_from is None
+            and not args.resume and args.resume_from is None):
+        raise TrainError("--new-block-lr-scale needs --init-from (the blocks a trained net "
+                         "lacks), or a run to resume that has them")
     if args.head_lr_scale is not None and not (math.isfinite(args.head_lr_scale)
                                                and args.head_lr_scale > 0):
         raise TrainError(f"--head-lr-scale must be a positive number, got {args.head_lr_scale}")
@@ -291,12 +303,13 @@ def init_trunk(model: torch.nn.Module, path: str, verbose: bool) -> None:
 
 
 def init_from(model: torch.nn.Module, path: str, verbose: bool,
-              new_block_scale: float = 0.0) -> None:
+              new_block_scale: float = 0.0) -> list[int]:
     """Copy into ``model`` every tensor (parameters and batch-norm
     statistics) that the net saved in ``path`` has under the same name and
     shape; TrainError when there is none.  The residual blocks that the
     saved net lacks keep their fresh start, the identity (last batch-norm
-    scale 0), or with ``new_block_scale`` that scale."""
+    scale 0), or with ``new_block_scale`` that scale; their indices are
+    returned."""
     weights = load_checkpoint(path).weights
     own = model.state_dict()
     names = [k for k in own if k in weights and weights[k].shape == own[k].shape]
@@ -315,22 +328,30 @@ def init_from(model: torch.nn.Module, path: str, verbose: bool,
               f"{', '.join(sorted({k.split('.')[0] for k in fresh})) or 'none'}"
               + (f"; new blocks' last batch-norm scale {new_block_scale:g}"
                  if new_block_scale else ""), file=sys.stderr)
+    return sorted(int(k.split(".")[1]) for k in fresh
+                  if k.startswith("blocks.") and k.endswith(".conv1.weight"))
 
 
 #: the parameters of a value model's value and ownership heads (nets.models.ResValueNet)
 HEAD_PREFIXES = ("value_", "own_")
 
 
-def param_groups(model: torch.nn.Module, head_scale: float) -> list[dict]:
+def param_groups(model: torch.nn.Module, head_scale: float, new_blocks: list[int] = (),
+                 block_scale: float = 1.0) -> list[dict]:
     """The optimiser's parameter groups: one, or with ``head_scale`` != 1
-    the value and ownership heads apart, their learning rate scaled (the
+    the value and ownership heads apart, and with ``block_scale`` != 1 the
+    residual blocks ``new_blocks`` apart, their learning rates scaled (the
     ``lr_scale`` entry the training loop reads)."""
-    named = list(model.named_parameters())
-    heads = [p for n, p in named if n.startswith(HEAD_PREFIXES)]
-    if head_scale == 1.0 or not heads:
-        return [{"params": [p for _, p in named], "lr_scale": 1.0}]
-    rest = [p for n, p in named if not n.startswith(HEAD_PREFIXES)]
-    return [{"params": rest, "lr_scale": 1.0}, {"params": heads, "lr_scale": head_scale}]
+    prefixes = {"heads": HEAD_PREFIXES if head_scale != 1.0 else (),
+                "blocks": tuple(f"blocks.{i}." for i in new_blocks) if block_scale != 1.0
+                else ()}
+    groups = {"rest": [], "heads": [], "blocks": []}
+    for n, p in model.named_parameters():
+        kind = next((k for k, pre in prefixes.items() if pre and n.startswith(pre)), "rest")
+        groups[kind].append(p)
+    scales = {"rest": 1.0, "heads": head_scale, "blocks": block_scale}
+    return [{"params": ps, "lr_scale": scales[k]} for k, ps in groups.items()
+            if ps or k == "rest"]
 
 
 def halve_points(spec: str | None, steps: int) -> list[int]:
@@ -658,7 +679,7 @@ def train(args: argparse.Namespace) -> dict:
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
     for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
                           ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0),
-                          ("next_weight", 1.0)):
+                          ("next_weight", 1.0), ("new_block_lr_scale", 1.0)):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
     if args.labels is None and state.get("labels"):
@@ -690,12 +711,16 @@ def train(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     model = model_from_config(config)
+    new_blocks = [int(i) for i in state.get("new_blocks", [])]
     if ck is not None:
         model.load_state_dict(ck.weights)
     elif args.init_trunk is not None:
         init_trunk(model, args.init_trunk, is_main)
     elif args.init_from is not None:
-        init_from(model, args.init_from, is_main, args.new_block_scale)
+        new_blocks = init_from(model, args.init_from, is_main, args.new_block_scale)
+    if args.new_block_lr_scale != 1 and not new_blocks:
+        raise TrainError("--new-block-lr-scale: this run has no new residual blocks (a deeper "
+                         "net started with --init-from from a shallower one has)")
     model.to(device)
     if device.type == "cuda":       # every training batch has one shape: let cuDNN pick its kernels
         torch.backends.cudnn.benchmark = True
@@ -768,16 +793,23 @@ def train(args: argparse.Namespace) -> dict:
         halvings = halve_points(args.halve_at, args.steps)
     cosine_from = cosine_start(args.cosine_from, state)
     if args.optimizer == "sgd":
-        opt = torch.optim.SGD(param_groups(model, args.head_lr_scale), lr=base_lr, momentum=0.0,
+        opt = torch.optim.SGD(param_groups(model, args.head_lr_scale, new_blocks,
+                                           args.new_block_lr_scale), lr=base_lr, momentum=0.0,
                               weight_decay=args.weight_decay)
     else:
-        opt = torch.optim.Adam(param_groups(model, args.head_lr_scale), lr=base_lr,
+        opt = torch.optim.Adam(param_groups(model, args.head_lr_scale, new_blocks,
+                                           args.new_block_lr_scale), lr=base_lr,
                                weight_decay=args.weight_decay)
     step = 0
     if ck is not None:
         step = int(state.get("step", ck.metadata.get("steps", 0)))
         if ck.optimizer is not None:
-            opt.load_state_dict(ck.optimizer)
+            try:
+                opt.load_state_dict(ck.optimizer)
+            except ValueError as e:     # parameter groups split otherwise than when saved
+                raise TrainError(f"{ck.path}: its optimizer state does not fit this run's "
+                                 f"parameter groups ({e}); resume with the learning-rate "
+                                 f"scales it was saved with") from None
         elif is_main:
             print(f"{ck.path} holds no optimizer state: a fresh {args.optimizer} goes on "
                   f"from step {step}", file=sys.stderr)
@@ -866,6 +898,8 @@ def train(args: argparse.Namespace) -> dict:
                             "world_size": world, "positions_per_game": args.positions_per_game,
                             "clip_grad": args.clip_grad, "value_weight": args.value_weight,
                             "head_lr_scale": args.head_lr_scale, "ema": args.ema,
+                            "new_blocks": new_blocks,
+                            "new_block_lr_scale": args.new_block_lr_scale,
                             "ownership_weight": args.ownership_weight,
                             "next_weight": args.next_weight,
                             "labels": args.labels if task != "ownership" else None},
@@ -902,6 +936,8 @@ def train(args: argparse.Namespace) -> dict:
             f"{args.optimizer} lr {base_lr:g}"
             + (f" (value and ownership heads x{args.head_lr_scale:g})"
                if args.head_lr_scale != 1 and len(opt.param_groups) > 1 else "")
+            + (f" (new blocks {', '.join(map(str, new_blocks))} x{args.new_block_lr_scale:g})"
+               if args.new_block_lr_scale != 1 and new_blocks else "")
             + (f", value loss x{args.value_weight:g}" if getattr(model, "has_value", False)
                else "")
             + (f", the {next_moves} moves after the next learnt too (each loss x"

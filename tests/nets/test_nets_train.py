@@ -225,7 +225,8 @@ def test_torchrun_two_processes(cache, tmp_path) -> None:
     ("--clip-grad", "off"), ("--ema", "1"), ("--ema", "-0.1"), ("--cosine-from", "x"),
     ("--cosine-from", "-1"), ("--next-moves", "9"), ("--next-moves", "-1"),
     ("--next-weight", "nan"), ("--next-weight", "-2"), ("--new-block-scale", "-0.1"),
-    ("--new-block-scale", "2")])
+    ("--new-block-scale", "2"), ("--new-block-lr-scale", "0"),
+    ("--new-block-lr-scale", "nan")])
 def test_out_of_range_options_exit_2(cache, tmp_path, capsys, option, value) -> None:
     code = T.main(["--data", str(cache), "--out", str(tmp_path / "run"), "--steps", "1",
                    option, value])

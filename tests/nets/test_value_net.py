@@ -163,6 +163,48 @@ def test_new_blocks_can_start_at_a_small_scale(capsys) -> None:
     assert deep.blocks[9].conv1.weight.grad.abs().sum() > 0
 
 
+def test_new_blocks_learn_at_their_own_rate(results_cache, tmp_path, capsys) -> None:
+    """--new-block-lr-scale: a net grown by --init-from gives its new blocks
+    a learning rate of their own, which a resumed run keeps; the old
+    blocks and the heads learn at the common rate."""
+    common = ["--data", str(results_cache), "--eval-every", "2", "--optimizer", "adam",
+              "--lr", "0.001", "--halve-at", "none", "--seed", "5", *TINY_V]
+    small = tmp_path / "small"
+    assert T.main([*common, "--out", str(small), "--steps", "2"]) == 0
+    grown = tmp_path / "grown"
+    args = [*common, "--blocks", "3", "--out", str(grown), "--steps", "2",
+            "--init-from", str(small / "last.pt"), "--new-block-scale", "0.05",
+            "--new-block-lr-scale", "10"]
+    assert T.main(args) == 0
+    err = capsys.readouterr().err
+    assert "new blocks' last batch-norm scale 0.05" in err
+    assert "adam lr 0.001 (new blocks 1, 2 x10)" in err
+    state = load_checkpoint(grown / "last.pt").metadata["train_state"]
+    assert state["new_blocks"] == [1, 2] and state["new_block_lr_scale"] == 10
+    assert T.main([*common, "--blocks", "3", "--out", str(grown), "--steps", "4",
+                   "--resume"]) == 0
+    assert "(new blocks 1, 2 x10)" in capsys.readouterr().err
+    assert load_checkpoint(grown / "last.pt").metadata["train_state"]["new_blocks"] == [1, 2]
+    net = build_model("res6v", width=8, blocks=3)
+    groups = T.param_groups(net, 3.0, [1, 2], 10.0)
+    assert [g["lr_scale"] for g in groups] == [1.0, 3.0, 10.0]
+    names = {id(p): n for n, p in net.named_parameters()}
+    assert all(names[id(p)].startswith(("blocks.1.", "blocks.2."))
+               for p in groups[2]["params"])
+    assert sum(len(g["params"]) for g in groups) == len(list(net.parameters()))
+    assert len(T.param_groups(net, 1.0, [1, 2], 1.0)) == 1
+
+
+def test_new_block_lr_scale_needs_new_blocks(results_cache, tmp_path, capsys) -> None:
+    base = ["--data", str(results_cache), "--steps", "1", *TINY_V]
+    assert T.main([*base, "--out", str(tmp_path / "a"), "--new-block-lr-scale", "5"]) == 2
+    assert "--new-block-lr-scale needs --init-from" in capsys.readouterr().err
+    assert T.main([*base, "--out", str(tmp_path / "b")]) == 0
+    assert T.main([*base, "--out", str(tmp_path / "c"), "--init-from",
+                   str(tmp_path / "b" / "last.pt"), "--new-block-lr-scale", "5"]) == 2
+    assert "this run has no new residual blocks" in capsys.readouterr().err
+
+
 def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     out = tmp_path / "run"
     rc = T.main(["--data", str(results_cache), "--out", str(out), "--steps", "20",
