@@ -317,19 +317,18 @@ def init_from(model: torch.nn.Module, path: str, verbose: bool,
         raise TrainError(f"--init-from: {path} has no tensor of this model's names and shapes")
     model.load_state_dict({k: weights[k] for k in names}, strict=False)
     fresh = [k for k in own if k not in names]
+    new_blocks = sorted(int(k.split(".")[1]) for k in fresh
+                        if k.startswith("blocks.") and k.endswith(".conv1.weight"))
     if new_block_scale:
-        params = dict(model.named_parameters())
         with torch.no_grad():
-            for k in fresh:
-                if k.startswith("blocks.") and k.endswith(".bn2.weight"):
-                    params[k].fill_(new_block_scale)
+            for i in new_blocks:
+                model.blocks[i].bn2.weight.fill_(new_block_scale)
     if verbose:
         print(f"from {path}: {len(names)} of {len(own)} tensors; new: "
               f"{', '.join(sorted({k.split('.')[0] for k in fresh})) or 'none'}"
               + (f"; new blocks' last batch-norm scale {new_block_scale:g}"
                  if new_block_scale else ""), file=sys.stderr)
-    return sorted(int(k.split(".")[1]) for k in fresh
-                  if k.startswith("blocks.") and k.endswith(".conv1.weight"))
+    return new_blocks
 
 
 #: the parameters of a value model's value and ownership heads (nets.models.ResValueNet)
