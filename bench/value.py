@@ -2,7 +2,8 @@
 
     python -m bench.value CHECKPOINT CACHE.npz [CACHE.npz ...] [--positions N]
         [--rollout-positions K] [--rollouts 1000] [--phases 0-49,...,150+]
-        [--threads T] [--seed S] [--precision auto|fp32|bf16] [--json FILE]
+        [--threads T] [--seed S] [--precision auto|fp32|bf16] [--komi-shifts=D,D,...]
+        [--json FILE]
 
 Each CACHE is a game cache of held-out games (``python -m nets.data build
 data/test19 runs/test19.npz --val-fraction 0``).  Positions are drawn
@@ -22,6 +23,16 @@ and sorted into the phases of the game by move number: 0-49, 50-99,
   same positions), and the positions where only one of the two names the
   winner, with the exact sign test's two-sided p of that split (McNemar's
   test: whether one names the winner more often than the other).
+
+``--komi-shifts=-20,-10,0,10,20`` (with ``=``: the list starts with a
+minus) asks how well the
+network reads komi: on the drawn positions of games won by a count, whose
+result is known under any komi (``GameCache.count_lead``), the value at the
+game's komi plus each shift against the result the count gives under it:
+the cross-entropy, the mean squared error and the share where it names the
+winner (positions whose count would be a draw under that komi left out).
+The records' even games are nearly all at komi 6.5, where a head that
+ignores komi loses little; dynamic komi in handicap games asks more.
 
 ``--phases`` keeps some of the phases (by name, as the table prints them:
 ``--phases 150+`` judges every position from move 150 on with both, when
@@ -146,8 +157,32 @@ def run_set(model, path: str, args) -> dict:
             row["paired"] = paired(values[sub], rw, won[sub])
             row["rollout_seconds"] = round(time.perf_counter() - t1, 1)
         rows.append(row)
-    return {"cache": path, "positions": int(len(x)), "network_seconds": round(net_seconds, 2),
-            "phases": rows}
+    out = {"cache": path, "positions": int(len(x)), "network_seconds": round(net_seconds, 2),
+           "phases": rows}
+    if args.komi_shifts:
+        out["komi_shifts"] = komi_shifts(model, cache, x, col, komi, games, args)
+    return out
+
+
+def komi_shifts(model, cache, x, col, komi, games, args) -> list[dict]:
+    """For each shift, the value's scores on the positions of counted games
+    at their komi plus the shift, against the count's result under it."""
+    lead = cache.count_lead()[games]
+    idx = np.flatnonzero(np.isfinite(lead))
+    rows = []
+    for d in args.komi_shifts:
+        k = komi[idx] + np.float32(d)
+        keep = lead[idx] != k
+        sub, k = idx[keep], k[keep]
+        black = lead[sub] > k
+        won = np.where(col[sub] == 0, black, ~black).astype(np.float32)
+        p = network_values(model, x[sub], col[sub], k, args.batch, args.precision)
+        q = np.clip(p, 1e-6, 1 - 1e-6)
+        row = {"shift": d, **score(p, won)}
+        row["xent"] = float(-(won * np.log(q) + (1 - won) * np.log(1 - q)).mean()) if len(p) else 0.0
+        row["black_wins"] = float(black.mean()) if len(p) else 0.0
+        rows.append(row)
+    return rows
 
 
 def table(result: dict, rollouts: int) -> str:
@@ -171,6 +206,14 @@ def table(result: dict, rollouts: int) -> str:
         else:
             cells += ["-", "-", "-", "-"]
         lines.append("| " + " | ".join(cells) + " |")
+    if result.get("komi_shifts"):
+        lines += ["", "counted games at another komi:",
+                  "| komi shift | positions | Black wins under it | cross-entropy | MSE | "
+                  "network names the winner |", "|---|---|---|---|---|---|"]
+        for r in result["komi_shifts"]:
+            lines.append(f"| {r['shift']:+g} | {r['positions']} | {100 * r['black_wins']:.1f}% | "
+                         f"{r['xent']:.3f} | {r['mse']:.3f} | {100 * r['winner']:.1f}% "
+                         f"({100 * r['winner_lo']:.1f}-{100 * r['winner_hi']:.1f}) |")
     return "\n".join(lines)
 
 
@@ -188,8 +231,17 @@ def main(argv=None) -> int:
     ap.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"))
     ap.add_argument("--phases", default=",".join(phase_name(*p) for p in PHASES),
                     help="the phases to judge, by name (default: all)")
+    ap.add_argument("--komi-shifts", default="", metavar="D,D,...",
+                    help="also judge the counted games' positions at their komi plus each "
+                         "of these points")
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args(argv)
+    try:
+        args.komi_shifts = [float(d) for d in args.komi_shifts.split(",") if d.strip()]
+    except ValueError:
+        ap.error(f"--komi-shifts takes numbers separated by commas, not {args.komi_shifts!r}")
+    if not all(np.isfinite(d) for d in args.komi_shifts):
+        ap.error(f"--komi-shifts takes finite numbers of points, got {args.komi_shifts}")
     names = {phase_name(*p): p for p in PHASES}
     wanted = [w.strip() for w in args.phases.split(",") if w.strip()]
     if not wanted or any(w not in names for w in wanted):

@@ -104,6 +104,10 @@ FORMAT_VERSION = 2
 READS_VERSIONS = (1, 2)
 HOW_COUNT, HOW_RESIGN, HOW_TIME, HOW_FORFEIT, HOW_UNKNOWN = range(5)
 HOW_NAMES = ("count", "resign", "time", "forfeit", "unknown")
+
+#: the random stream of the other komi the value targets are given
+#: (:meth:`PositionSampler.value_targets`), apart from the batches' own
+KOMI_STREAM = 0x6B6F6D69
 DEFAULT_RANK = 9
 DEFAULT_VAL_FRACTION = 0.01
 #: a target no loss counts (torch's cross_entropy ignore_index)
@@ -389,6 +393,15 @@ class GameCache:
         position and are left out."""
         return ((self.winner > 0) & ((self.how == HOW_COUNT) | (self.how == HOW_RESIGN))
                 & (self.komi != 0))
+
+    def count_lead(self) -> np.ndarray:
+        """float32 (games,): Black's points minus White's before komi (the
+        difference of the area counts) of the value games won by a count, from
+        the result and the komi; NaN for every other game.  Under a komi k,
+        Black won such a game when its lead is above k."""
+        signed = np.where(self.winner == 1, self.margin, -self.margin)
+        counted = self.value_games() & (self.how == HOW_COUNT)
+        return np.where(counted, signed + self.komi, np.nan).astype(np.float32)
 
     def nonpass_counts(self) -> np.ndarray:
         """Non-pass moves per game."""
@@ -684,14 +697,16 @@ class PositionSampler:
     are taken from each replayed game (fewer from short games); with
     ``passes`` passes are targets too (a net with a pass output); with
     ``late`` = f, a fraction f of the games drawn give positions from their
-    last quarter only (the ownership net, used at game ends).  The batch is
-    a function of ``(seed, stream, step)``: ``stream`` separates the
-    processes of a distributed run."""
+    last quarter only (the ownership net, used at game ends); with
+    ``komi_spread`` S, the value targets of a batch's step teach other komi
+    (:meth:`value_targets`).  The batch is a function of ``(seed, stream,
+    step)``: ``stream`` separates the processes of a distributed run."""
 
     def __init__(self, cache: GameCache, games=None, *, positions_per_game: int = 8,
                  symmetries: bool = True, seed: int = 0, stream: int = 0, late: float = 0.0,
-                 passes: bool = False):
+                 passes: bool = False, komi_spread: int = 0):
         self.cache = cache
+        self.komi_spread = int(komi_spread)
         self.size = n = cache.size
         self.passes = bool(passes)
         games = np.arange(cache.n_games) if games is None else np.asarray(games, np.int64)
@@ -746,11 +761,23 @@ class PositionSampler:
         return (np.array(games, np.int64), np.concatenate(picks).astype(np.int64),
                 np.array(starts, np.int64), syms.astype(np.int64))
 
-    def value_targets(self, games: np.ndarray, col: np.ndarray) -> np.ndarray:
+    def value_targets(self, games: np.ndarray, col: np.ndarray,
+                      step: int | None = None) -> np.ndarray:
         """float32 (n, 3) for positions of ``games`` with ``col`` (0 black,
         1 white) to move: 1 where the player to move won the game, else 0;
         the weight of that target (1, or 0 for a game whose result teaches
-        nothing, :meth:`GameCache.value_games`); the game's komi."""
+        nothing, :meth:`GameCache.value_games`); the game's komi.
+
+        With the sampler's ``komi_spread`` S and a ``step`` (training
+        batches; validation keeps the real komi), half of the positions of
+        games won by a count, drawn afresh for each step, get another komi:
+        the game's plus d, d a whole number drawn uniformly from -S..S, and
+        the result the count gives under it (:meth:`GameCache.count_lead`;
+        0.5 where it is a draw).  The even games of the records are nearly
+        all at komi 6.5, so without this a value head learns little of what
+        komi does, which dynamic komi in handicap games asks of it.  Games
+        won by resignation keep their komi: how far the loser was behind is
+        not known."""
         c = self.cache
         if getattr(self, "_value_ok", None) is None:
             self._value_ok = c.value_games().astype(np.float32)
@@ -758,6 +785,18 @@ class PositionSampler:
         out[:, 0] = c.winner[games] == col + 1
         out[:, 1] = self._value_ok[games]
         out[:, 2] = c.komi[games]
+        if self.komi_spread > 0 and step is not None:
+            if getattr(self, "_lead", None) is None:
+                self._lead = c.count_lead()
+            lead = self._lead[games]
+            rng = np.random.default_rng([self.seed, self.stream, int(step), KOMI_STREAM])
+            d = rng.integers(-self.komi_spread, self.komi_spread + 1, size=len(games))
+            moved = np.isfinite(lead) & (rng.random(len(games)) < 0.5)
+            komi = out[:, 2] + np.where(moved, d, 0).astype(np.float32)
+            black = np.where(lead > komi, 1.0, np.where(lead < komi, 0.0, 0.5))
+            won = np.where(col == 0, black, 1.0 - black)
+            out[moved, 0] = won[moved]
+            out[:, 2] = komi
         return out
 
     def next_targets(self, where: dict, k: int) -> np.ndarray:
@@ -822,7 +861,8 @@ except ImportError:  # the cache builder runs without torch
 class PositionDataset(IterableDataset):
     """An endless stream of ready-made batches ``(x uint8, y, color)`` as
     torch tensors (with ``values``, a fourth: the value targets of
-    :meth:`PositionSampler.value_targets`; with ``owners`` as well, a fifth
+    :meth:`PositionSampler.value_targets`, other komi among them with
+    ``komi_spread``; with ``owners`` as well, a fifth
     and a sixth: the ownership targets and their weights, see
     :class:`nets.ownership.OwnerTargets`; with ``next_moves`` k, y is
     (batch, 1 + k): the move played, then :meth:`PositionSampler.next_targets`),
@@ -834,14 +874,14 @@ class PositionDataset(IterableDataset):
     def __init__(self, cache: GameCache, games, batch_size: int, *, start_step: int = 0,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
                  stream: int = 0, passes: bool = False, values: bool = False,
-                 owners=None, next_moves: int = 0):
+                 owners=None, next_moves: int = 0, komi_spread: int = 0):
         self.cache, self.games, self.batch_size = cache, games, batch_size
         self.start_step = start_step
         self.values = values
         self.owners = owners
         self.next_moves = int(next_moves)
         self.kw = dict(positions_per_game=positions_per_game, symmetries=symmetries,
-                       seed=seed, stream=stream, passes=passes)
+                       seed=seed, stream=stream, passes=passes, komi_spread=komi_spread)
 
     def __iter__(self):
         info = get_worker_info()
@@ -854,7 +894,7 @@ class PositionDataset(IterableDataset):
                 y = np.concatenate([y[:, None], sampler.next_targets(where, self.next_moves)], 1)
             batch = (torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c))
             if self.values:
-                batch += (torch.from_numpy(sampler.value_targets(where["game"], c)),)
+                batch += (torch.from_numpy(sampler.value_targets(where["game"], c, step)),)
                 if self.owners is not None:
                     batch += tuple(torch.from_numpy(a) for a in self.owners(where, c))
             yield batch

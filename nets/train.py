@@ -209,6 +209,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="value models: the weight of the value loss (binary cross-entropy "
                          "of the game's winner) beside the policy's (default 1, or the "
                          "checkpoint's when resuming)")
+    ap.add_argument("--komi-spread", type=int, default=None, metavar="S",
+                    help="value nets: half of the positions of games won by a count learn "
+                         "the result under another komi, the game's plus a whole number "
+                         "drawn from -S..S (default 0: every position at its game's komi; "
+                         "a resumed run keeps its own)")
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop after this many minutes at a step boundary, evaluated and "
                          "checkpointed (resume later with --resume)")
@@ -279,6 +284,8 @@ def check_options(args: argparse.Namespace) -> None:
     if args.next_weight is not None and not (math.isfinite(args.next_weight)
                                              and args.next_weight >= 0):
         raise TrainError(f"--next-weight must be a number >= 0, got {args.next_weight}")
+    if args.komi_spread is not None and not 0 <= args.komi_spread <= 100:
+        raise TrainError(f"--komi-spread must be 0..100 points, got {args.komi_spread}")
     if args.next_moves is not None and not 0 <= args.next_moves <= 8:
         raise TrainError(f"--next-moves must be 0..8, got {args.next_moves}")
     if args.ema is not None and not (0 <= args.ema < 1):
@@ -678,7 +685,8 @@ def train(args: argparse.Namespace) -> dict:
     state = ck.metadata.get("train_state", {}) if ck is not None else {}
     for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
                           ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0),
-                          ("next_weight", 1.0), ("new_block_lr_scale", 1.0)):
+                          ("next_weight", 1.0), ("new_block_lr_scale", 1.0),
+                          ("komi_spread", 0)):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
     if args.labels is None and state.get("labels"):
@@ -756,6 +764,9 @@ def train(args: argparse.Namespace) -> dict:
                                               and not getattr(model, "has_value", False))):
         raise TrainError(f"--labels and --late are for ownership and value models; "
                          f"{config['name']} learns moves")
+    if args.komi_spread and not getattr(model, "has_value", False):
+        raise TrainError(f"--komi-spread is for value models; {config['name']} has no value "
+                         f"head")
     if args.labels is not None:
         labelled, owners, label_counts = O.load_labels(
             [p for p in args.labels.split(",") if p], cache)
@@ -844,7 +855,8 @@ def train(args: argparse.Namespace) -> dict:
         dataset = D.PositionDataset(cache, train_games, per_rank, start_step=step,
                                     positions_per_game=args.positions_per_game, seed=args.seed,
                                     stream=rank, passes=passes, values=values,
-                                    owners=owner_targets, next_moves=next_moves)
+                                    owners=owner_targets, next_moves=next_moves,
+                                    komi_spread=args.komi_spread)
         val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes,
                                  values=values, owners=owner_targets) if is_main else None)
         headline = "top1"
@@ -901,6 +913,7 @@ def train(args: argparse.Namespace) -> dict:
                             "new_block_lr_scale": args.new_block_lr_scale,
                             "ownership_weight": args.ownership_weight,
                             "next_weight": args.next_weight,
+                            "komi_spread": args.komi_spread,
                             "labels": args.labels if task != "ownership" else None},
         }
         if result is not None:
@@ -939,6 +952,8 @@ def train(args: argparse.Namespace) -> dict:
                if args.new_block_lr_scale != 1 and new_blocks else "")
             + (f", value loss x{args.value_weight:g}" if getattr(model, "has_value", False)
                else "")
+            + (f", counted games' komi spread by up to {args.komi_spread} points"
+               if args.komi_spread else "")
             + (f", the {next_moves} moves after the next learnt too (each loss x"
                f"{args.next_weight:g})" if next_moves else "")
             + f", halved at {halvings or 'never'}"

@@ -85,6 +85,38 @@ def test_value_targets_follow_the_winner_and_the_colour(results_cache) -> None:
     assert 0 < v[:, 1].mean() < 1
 
 
+def test_count_lead_and_value_targets_at_other_komi(results_cache) -> None:
+    """--komi-spread: about half of the positions of counted games get the
+    game's komi plus a whole number of points up to the spread, and the
+    result the count gives under that komi; everything else is as before,
+    validation (no step) included, and the draw is a function of the step."""
+    cache = D.load_cache(results_cache)
+    order = np.argsort([int(s.decode()[1:-4]) for s in cache.source])
+    lead = cache.count_lead()
+    # W+3.5 at komi 7.5: Black 4 points ahead on the board; B+12.5 at 6.5: 19
+    assert [float(lead[g]) for g in order][1::6] == [4.0, 19.0]
+    assert np.isnan(lead[order[[0, 2, 3, 4, 5, 6]]]).all()
+    sampler = D.PositionSampler(cache, seed=3, komi_spread=12)
+    x, y, col, where = sampler.batch(400, 5, info=True)
+    g = where["game"]
+    plain = sampler.value_targets(g, col)
+    assert np.array_equal(plain, D.PositionSampler(cache, seed=3).value_targets(g, col))
+    v = sampler.value_targets(g, col, 5)
+    assert np.array_equal(v, sampler.value_targets(g, col, 5))
+    assert not np.array_equal(v[:, 2], sampler.value_targets(g, col, 6)[:, 2])
+    counted = np.isfinite(lead[g])
+    d = v[:, 2] - cache.komi[g]
+    assert not d[~counted].any() and np.array_equal(v[~counted], plain[~counted])
+    assert 0.3 < (d[counted] != 0).mean() < 0.7
+    assert (np.abs(d) <= 12).all() and np.array_equal(d, np.round(d))
+    black_wins = lead[g] > v[:, 2]
+    assert np.array_equal(v[counted, 0], np.where(col == 0, black_wins, ~black_wins)[counted])
+    assert np.array_equal(v[:, 1], plain[:, 1])
+    # the game Black lost by 3.5 at komi 7.5, Black wins at komi 3.5 or less
+    lost = counted & (lead[g] == 4.0) & (v[:, 2] <= 3.5)
+    assert lost.any() and np.array_equal(v[lost, 0], (col[lost] == 0).astype(np.float32))
+
+
 def test_res6v_heads() -> None:
     torch.manual_seed(0)
     net = build_model("res6v", width=8, blocks=1).eval()
@@ -228,6 +260,23 @@ def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     assert ck.metadata["train_state"]["seed"] == 5
 
 
+def test_a_value_run_with_a_komi_spread(results_cache, tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    base = ["--data", str(results_cache), "--out", str(out), *TINY_V]
+    assert T.main([*base, "--steps", "3", "--komi-spread", "10"]) == 0
+    assert "counted games' komi spread by up to 10 points" in capsys.readouterr().err
+    assert load_checkpoint(out / "last.pt").metadata["train_state"]["komi_spread"] == 10
+    assert T.main([*base, "--steps", "4", "--resume"]) == 0
+    assert "komi spread by up to 10 points" in capsys.readouterr().err
+    assert load_checkpoint(out / "last.pt").metadata["train_state"]["komi_spread"] == 10
+    assert T.main([*base, "--steps", "1", "--komi-spread", "101"]) == 2
+    assert "--komi-spread must be 0..100 points, got 101" in capsys.readouterr().err
+    policy = ["res6" if a == "res6v" else a for a in TINY_V]
+    assert T.main(["--data", str(results_cache), "--out", str(tmp_path / "p"), "--steps", "1",
+                   *policy, "--komi-spread", "10"]) == 2
+    assert "--komi-spread is for value models" in capsys.readouterr().err
+
+
 def test_a_value_run_learns_ownership_from_labels(results_cache, tmp_path, capsys) -> None:
     """--labels: the ownership head learns the labelled games' final owners
     (here the whole board Black's, which the symmetries leave as it is)
@@ -316,6 +365,15 @@ def test_evaluator_and_bench_value(results_cache, tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
         V.main([str(path), str(results_cache), "--phases", "150"])
     assert exit_.value.code == 2 and "--phases takes names among" in capsys.readouterr().err
+    # how well it reads komi: the counted games' positions at other komi
+    assert V.main([str(path), str(results_cache), "--positions", "40",
+                   "--rollout-positions", "0", "--komi-shifts=-10,0,10"]) == 0
+    out = capsys.readouterr().out
+    shifts = out.split("counted games at another komi:")[1].splitlines()[3:]
+    assert [row.split(" | ")[0] for row in shifts] == ["| -10", "| +0", "| +10"]
+    with pytest.raises(SystemExit) as exit_:
+        V.main([str(path), str(results_cache), "--komi-shifts", "ten"])
+    assert exit_.value.code == 2 and "--komi-shifts takes numbers" in capsys.readouterr().err
 
     # its ownership head serves as the engine's ownership network (--ownership)
     from nets.evaluator import OwnershipEvaluator
