@@ -814,8 +814,13 @@ def train(args: argparse.Namespace) -> dict:
     if ck is not None:
         step = int(state.get("step", ck.metadata.get("steps", 0)))
         if ck.optimizer is not None:
+            # the groups' rates are this run's: a resumed run told another
+            # --head-lr-scale or --new-block-lr-scale learns at it
+            scales = [g["lr_scale"] for g in opt.param_groups]
             try:
                 opt.load_state_dict(ck.optimizer)
+                for g, scale in zip(opt.param_groups, scales):
+                    g["lr_scale"] = scale
             except ValueError as e:     # parameter groups split otherwise than when saved
                 raise TrainError(f"{ck.path}: its optimizer state does not fit this run's "
                                  f"parameter groups ({e}); resume with the learning-rate "

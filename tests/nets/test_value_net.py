@@ -258,6 +258,12 @@ def test_a_short_value_run(results_cache, tmp_path, capsys) -> None:
     ck = load_checkpoint(out / "last.pt")
     assert ck.metadata["train_state"]["head_lr_scale"] == 3.0 and ck.metadata["steps"] == 25
     assert ck.metadata["train_state"]["seed"] == 5
+    # told another rate for the heads, it learns at that one
+    assert T.main(["--data", str(results_cache), "--out", str(out), "--steps", "26",
+                   "--resume", "--threads", "1", "--head-lr-scale", "6"]) == 0
+    ck = load_checkpoint(out / "last.pt")
+    assert sorted(g["lr"] for g in ck.optimizer["param_groups"]) == pytest.approx([0.003, 0.018])
+    assert ck.metadata["train_state"]["head_lr_scale"] == 6.0
 
 
 def test_a_value_run_with_a_komi_spread(results_cache, tmp_path, capsys) -> None:
