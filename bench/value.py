@@ -29,8 +29,9 @@ minus) asks how well the
 network reads komi: on the drawn positions of games won by a count, whose
 result is known under any komi (``GameCache.count_lead``), the value at the
 game's komi plus each shift against the result the count gives under it:
-the cross-entropy, the mean squared error and the share where it names the
-winner (positions whose count would be a draw under that komi left out).
+the cross-entropy (beside a constant at the share of Black's wins under
+that komi, which knows nothing of the position), the mean squared error
+and the share where it names the winner (positions whose count would be a draw under that komi left out).
 The records' even games are nearly all at komi 6.5, where a head that
 ignores komi loses little; dynamic komi in handicap games asks more.
 
@@ -180,7 +181,9 @@ def komi_shifts(model, cache, x, col, komi, games, args) -> list[dict]:
         q = np.clip(p, 1e-6, 1 - 1e-6)
         row = {"shift": d, **score(p, won)}
         row["xent"] = float(-(won * np.log(q) + (1 - won) * np.log(1 - q)).mean()) if len(p) else 0.0
-        row["black_wins"] = float(black.mean()) if len(p) else 0.0
+        row["black_wins"] = b = float(black.mean()) if len(p) else 0.0
+        # a head that knew only how often Black wins under this komi
+        row["constant_xent"] = float(-sum(f * np.log(f) for f in (b, 1 - b) if f > 0))
         rows.append(row)
     return rows
 
@@ -208,12 +211,14 @@ def table(result: dict, rollouts: int) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     if result.get("komi_shifts"):
         lines += ["", "counted games at another komi:",
-                  "| komi shift | positions | Black wins under it | cross-entropy | MSE | "
-                  "network names the winner |", "|---|---|---|---|---|---|"]
+                  "| komi shift | positions | Black wins under it | cross-entropy | "
+                  "the same for a constant at Black's share | MSE | network names the winner |",
+                  "|---|---|---|---|---|---|---|"]
         for r in result["komi_shifts"]:
             lines.append(f"| {r['shift']:+g} | {r['positions']} | {100 * r['black_wins']:.1f}% | "
-                         f"{r['xent']:.3f} | {r['mse']:.3f} | {100 * r['winner']:.1f}% "
-                         f"({100 * r['winner_lo']:.1f}-{100 * r['winner_hi']:.1f}) |")
+                         f"{r['xent']:.3f} | {r['constant_xent']:.3f} | {r['mse']:.3f} | "
+                         f"{100 * r['winner']:.1f}% ({100 * r['winner_lo']:.1f}-"
+                         f"{100 * r['winner_hi']:.1f}) |")
     return "\n".join(lines)
 
 
