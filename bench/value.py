@@ -25,15 +25,16 @@ and sorted into the phases of the game by move number: 0-49, 50-99,
   test: whether one names the winner more often than the other).
 
 ``--komi-shifts=-20,-10,0,10,20`` (with ``=``: the list starts with a
-minus) asks how well the
-network reads komi: on the drawn positions of games won by a count, whose
-result is known under any komi (``GameCache.count_lead``), the value at the
-game's komi plus each shift against the result the count gives under it:
-the cross-entropy (beside a constant at the share of Black's wins under
-that komi, which knows nothing of the position), the mean squared error
-and the share where it names the winner (positions whose count would be a draw under that komi left out).
-The records' even games are nearly all at komi 6.5, where a head that
-ignores komi loses little; dynamic komi in handicap games asks more.
+minus) asks how well the network reads komi: on the drawn positions of
+games won by a count, whose result is known under any komi
+(``GameCache.count_lead``), the value at the game's komi plus each shift
+against the result the count gives under it: the cross-entropy (beside a
+constant at the share of Black's wins under that komi, which knows
+nothing of the position), the mean squared error and the share where it
+names the winner (positions whose count would be a draw under that komi
+left out).  The records' even games are nearly all at komi 6.5, where a
+head that ignores komi loses little; dynamic komi in handicap games asks
+more.
 
 ``--phases`` keeps some of the phases (by name, as the table prints them:
 ``--phases 150+`` judges every position from move 150 on with both, when
@@ -180,7 +181,8 @@ def komi_shifts(model, cache, x, col, komi, games, args) -> list[dict]:
         p = network_values(model, x[sub], col[sub], k, args.batch, args.precision)
         q = np.clip(p, 1e-6, 1 - 1e-6)
         row = {"shift": d, **score(p, won)}
-        row["xent"] = float(-(won * np.log(q) + (1 - won) * np.log(1 - q)).mean()) if len(p) else 0.0
+        xent = -(won * np.log(q) + (1 - won) * np.log(1 - q))
+        row["xent"] = float(xent.mean()) if len(p) else 0.0
         row["black_wins"] = b = float(black.mean()) if len(p) else 0.0
         # a head that knew only how often Black wins under this komi
         row["constant_xent"] = float(-sum(f * np.log(f) for f in (b, 1 - b) if f > 0))
