@@ -169,15 +169,17 @@ def run_set(model, path: str, args) -> dict:
 def komi_shifts(model, cache, x, col, komi, games, args) -> list[dict]:
     """For each shift, the value's scores on the positions of counted games
     at their komi plus the shift, against the count's result under it."""
+    from nets.data import won_under_komi
+
     lead = cache.count_lead()[games]
     idx = np.flatnonzero(np.isfinite(lead))
     rows = []
     for d in args.komi_shifts:
         k = komi[idx] + np.float32(d)
-        keep = lead[idx] != k
-        sub, k = idx[keep], k[keep]
+        won = won_under_komi(lead[idx], k, col[idx])
+        keep = won != 0.5               # a draw under this komi names no winner
+        sub, k, won = idx[keep], k[keep], won[keep]
         black = lead[sub] > k
-        won = np.where(col[sub] == 0, black, ~black).astype(np.float32)
         p = network_values(model, x[sub], col[sub], k, args.batch, args.precision)
         q = np.clip(p, 1e-6, 1 - 1e-6)
         row = {"shift": d, **score(p, won)}

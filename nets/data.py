@@ -108,6 +108,14 @@ HOW_NAMES = ("count", "resign", "time", "forfeit", "unknown")
 #: the random stream of the other komi the value targets are given
 #: (:meth:`PositionSampler.value_targets`), apart from the batches' own
 KOMI_STREAM = 0x6B6F6D69
+
+
+def won_under_komi(lead: np.ndarray, komi: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """float32: 1 where the player to move (``col`` 0 black, 1 white) wins a
+    counted game with Black's board lead ``lead`` (:meth:`GameCache.count_lead`)
+    under ``komi``, 0 where it loses, 0.5 for a draw."""
+    black = np.where(lead > komi, 1.0, np.where(lead < komi, 0.0, 0.5))
+    return np.where(col == 0, black, 1.0 - black).astype(np.float32)
 DEFAULT_RANK = 9
 DEFAULT_VAL_FRACTION = 0.01
 #: a target no loss counts (torch's cross_entropy ignore_index)
@@ -793,9 +801,7 @@ class PositionSampler:
             d = rng.integers(-self.komi_spread, self.komi_spread + 1, size=len(games))
             moved = np.isfinite(lead) & (rng.random(len(games)) < 0.5)
             komi = out[:, 2] + np.where(moved, d, 0).astype(np.float32)
-            black = np.where(lead > komi, 1.0, np.where(lead < komi, 0.0, 0.5))
-            won = np.where(col == 0, black, 1.0 - black)
-            out[moved, 0] = won[moved]
+            out[moved, 0] = won_under_komi(lead[moved], komi[moved], col[moved])
             out[:, 2] = komi
         return out
 
