@@ -67,7 +67,7 @@ def parse_options(argv: list[str] | None = None,
                          "tromp-taylor none; kgs-rules changes them (default %(default)s)")
     ap.add_argument("--max-memory", default="2G", metavar="SIZE",
                     help="the search tree's memory cap, e.g. 512M, 2G, 8G (default %(default)s: "
-                         "about a million simulations of a 19x19 move); when the tree is full "
+                         "about four million simulations of a 19x19 move); when the tree is full "
                          "the search goes on without growing it")
     ap.add_argument("--lag", type=float, default=d.lag,
                     help="seconds kept back from each clock for lag (default %(default)s)")
