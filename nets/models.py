@@ -98,7 +98,7 @@ RES_OWNERSHIP_DEFAULTS = dict(RES_DEFAULTS, arch="res_ownership", task="ownershi
 #: Defaults of the three-headed net (``arch = "res_value"``): res6's trunk
 #: and policy head, plus a value head and an ownership head.
 RES_VALUE_DEFAULTS = dict(RES_DEFAULTS, arch="res_value", value_width=32, value_hidden=64,
-                          min_size=5)
+                          value_head="mlp", min_size=5)
 
 #: Defaults of Clark & Storkey's network (``arch = "tied"``, seed 001).
 TIED_DEFAULTS = {
@@ -153,6 +153,9 @@ MODELS: dict[str, dict] = {
     # as the identity, so it starts as res6v's function; 0.64-0.76x its
     # inference speed on a CPU (docs/networks.md)
     "res10v": dict(RES_VALUE_DEFAULTS, blocks=10, width=64),
+    # res6v whose value head reads komi exactly: it estimates the lead and its
+    # spread on the board, the komi is added to the lead (ResValueNet)
+    "res6vs": dict(RES_VALUE_DEFAULTS, blocks=6, width=64, value_head="score"),
     # Clark & Storkey (2015): 7 convolutions and an output layer, tied filters
     "clark8": dict(TIED_DEFAULTS),
     # the same without tying, for their ablation
@@ -546,8 +549,11 @@ class ResOwnershipNet(ResPolicyNet):
         return self.fp32_head(self.head, F.relu(self.own_hidden(self.trunk(x))))
 
 
-#: komi in points is divided by this before it enters the value head
+#: komi in points is divided by this before it enters the value head (a
+#: score head's outputs are multiplied by it)
 KOMI_SCALE = 10.0
+#: the least spread, in points, of a score head's lead (a sharp count)
+SCORE_MIN_SCALE = 0.5
 
 
 def komi_to_move(komi, color) -> torch.Tensor:
@@ -573,6 +579,13 @@ class ResValueNet(ResPolicyNet):
     - ownership: :class:`ResOwnershipNet`'s 3x3 and 5x5 convolutions, the
       logit that the player to move owns each point at the end.
 
+    With ``value_head = "score"`` the value's hidden layer does not see the
+    komi: it gives the lead of the player to move on the board (points,
+    komi not counted) and the spread of that lead (a logistic's scale in
+    points, at least SCORE_MIN_SCALE), and the value logit is (lead + komi
+    of the player to move) / spread.  The komi then moves the value as a
+    count would, for any komi, including those the training games never had.
+
     ``forward(x, color)`` gives the policy logits as every policy net does
     (the engine's evaluator, bench.accuracy); ``forward(x, color, komi)``,
     komi the game's (points given to white; a number or a (b,) tensor),
@@ -588,8 +601,12 @@ class ResValueNet(ResPolicyNet):
         vw, vh = int(self.config["value_width"]), int(self.config["value_hidden"])
         self.value_conv = nn.Conv2d(width, vw, 1, bias=False)
         self.value_bn = nn.BatchNorm2d(vw)
-        self.value_fc = nn.Linear(2 * vw + 1, vh)
-        self.value_out = nn.Linear(vh, 1)
+        self.score = self.config["value_head"] == "score"
+        if self.config["value_head"] not in ("mlp", "score"):
+            raise ValueError(f"value_head must be 'mlp' or 'score', got "
+                             f"{self.config['value_head']!r}")
+        self.value_fc = nn.Linear(2 * vw + (0 if self.score else 1), vh)
+        self.value_out = nn.Linear(vh, 2 if self.score else 1)
         self.own_hidden = nn.Conv2d(width, width, 3, padding=1)
         self.own_head = nn.Conv2d(width, 2, 5, padding=2)
         for conv in (self.value_conv, self.own_hidden):
@@ -599,6 +616,8 @@ class ResValueNet(ResPolicyNet):
         nn.init.zeros_(self.own_head.bias)
         nn.init.normal_(self.value_out.weight, std=0.01)
         nn.init.zeros_(self.value_out.bias)
+        if self.score:      # a lead of 0 with a spread of about 10 points
+            nn.init.constant_(self.value_out.bias[1], math.log(math.e - 1))
 
     def for_inference(self) -> "ResValueNet":
         net = super().for_inference()
@@ -610,10 +629,19 @@ class ResValueNet(ResPolicyNet):
         player to move (b,), in points."""
         v = F.relu(self.value_bn(self.value_conv(f)))
         pooled = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
-        k = (komi.to(pooled.device).float() / KOMI_SCALE).reshape(-1, 1)
+        k = komi.to(pooled.device).float().reshape(-1, 1)
         with torch.autocast(device_type=f.device.type, enabled=False):
-            h = F.relu(self.value_fc(torch.cat([pooled.float(), k], dim=1)))
+            if self.score:
+                lead, spread = self._lead_spread(F.relu(self.value_fc(pooled.float())))
+                return (lead + k.reshape(-1)) / spread
+            h = F.relu(self.value_fc(torch.cat([pooled.float(), k / KOMI_SCALE], dim=1)))
             return self.value_out(h).reshape(-1)
+
+    def _lead_spread(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """A score head's lead of the player to move on the board and its
+        spread, both (b,) in points, from the hidden layer h."""
+        o = self.value_out(h)
+        return KOMI_SCALE * o[:, 0], KOMI_SCALE * F.softplus(o[:, 1]) + SCORE_MIN_SCALE
 
     def ownership_logits(self, x: torch.Tensor, color) -> torch.Tensor:
         """The ownership head alone: (b, n*n) logits that the player to move

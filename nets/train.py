@@ -197,6 +197,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="value models: the value and ownership heads learn at this multiple "
                          "of the learning rate (a new head beside a trained trunk; default 1, "
                          "or the checkpoint's when resuming)")
+    ap.add_argument("--train-only", choices=("all", "value"), default=None,
+                    help="value models: 'value' trains the value head alone, every other "
+                         "tensor frozen and the frozen batch norms at their running "
+                         "statistics, so the policy and ownership outputs stay exactly the "
+                         "starting net's (default all, or the checkpoint's when resuming)")
     ap.add_argument("--ema", type=float, default=None, metavar="DECAY",
                     help="keep and evaluate a moving average of the weights with this decay "
                          "per step, e.g. 0.999 (default: none, or the checkpoint's when "
@@ -338,8 +343,20 @@ def init_from(model: torch.nn.Module, path: str, verbose: bool,
     return new_blocks
 
 
-#: the parameters of a value model's value and ownership heads (nets.models.ResValueNet)
-HEAD_PREFIXES = ("value_", "own_")
+#: the parameters of a value model's value head (nets.models.ResValueNet)
+VALUE_PREFIX = "value_"
+#: the parameters of a value model's value and ownership heads
+HEAD_PREFIXES = (VALUE_PREFIX, "own_")
+
+
+def freeze_all_but(model: torch.nn.Module, prefix: str) -> list[torch.nn.Module]:
+    """Stop the gradient of every parameter whose name does not start with
+    ``prefix``; returns the batch norms outside it, which the training loop
+    keeps in evaluation mode (their running statistics fixed and used)."""
+    for n, p in model.named_parameters():
+        p.requires_grad_(n.startswith(prefix))
+    return [m for n, m in model.named_modules()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and not n.startswith(prefix)]
 
 
 def param_groups(model: torch.nn.Module, head_scale: float, new_blocks: list[int] = (),
@@ -353,6 +370,8 @@ def param_groups(model: torch.nn.Module, head_scale: float, new_blocks: list[int
                 else ()}
     groups = {"rest": [], "heads": [], "blocks": []}
     for n, p in model.named_parameters():
+        if not p.requires_grad:     # frozen (--train-only)
+            continue
         kind = next((k for k, pre in prefixes.items() if pre and n.startswith(pre)), "rest")
         groups[kind].append(p)
     scales = {"rest": 1.0, "heads": head_scale, "blocks": block_scale}
@@ -686,7 +705,7 @@ def train(args: argparse.Namespace) -> dict:
     for name, default in (("seed", 0), ("value_weight", 1.0), ("head_lr_scale", 1.0),
                           ("positions_per_game", 8), ("ema", 0.0), ("ownership_weight", 1.0),
                           ("next_weight", 1.0), ("new_block_lr_scale", 1.0),
-                          ("komi_spread", 0)):
+                          ("komi_spread", 0), ("train_only", "all")):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
     if args.labels is None and state.get("labels"):
@@ -767,6 +786,15 @@ def train(args: argparse.Namespace) -> dict:
     if args.komi_spread and not getattr(model, "has_value", False):
         raise TrainError(f"--komi-spread is for value models; {config['name']} has no value "
                          f"head")
+    if args.train_only == "value" and not getattr(model, "has_value", False):
+        raise TrainError(f"--train-only value is for value models; {config['name']} has no "
+                         f"value head")
+    frozen_norms = freeze_all_but(model, VALUE_PREFIX) if args.train_only == "value" else []
+
+    def train_mode() -> None:
+        net.train()
+        for m in frozen_norms:      # a frozen trunk computes what inference computes
+            m.eval()
     if args.labels is not None:
         labelled, owners, label_counts = O.load_labels(
             [p for p in args.labels.split(",") if p], cache)
@@ -824,7 +852,7 @@ def train(args: argparse.Namespace) -> dict:
             except ValueError as e:     # parameter groups split otherwise than when saved
                 raise TrainError(f"{ck.path}: its optimizer state does not fit this run's "
                                  f"parameter groups ({e}); resume with the learning-rate "
-                                 f"scales it was saved with") from None
+                                 f"scales and --train-only it was saved with") from None
         elif is_main:
             print(f"{ck.path} holds no optimizer state: a fresh {args.optimizer} goes on "
                   f"from step {step}", file=sys.stderr)
@@ -919,6 +947,7 @@ def train(args: argparse.Namespace) -> dict:
                             "ownership_weight": args.ownership_weight,
                             "next_weight": args.next_weight,
                             "komi_spread": args.komi_spread,
+                            "train_only": args.train_only,
                             "labels": args.labels if task != "ownership" else None},
         }
         if result is not None:
@@ -959,6 +988,8 @@ def train(args: argparse.Namespace) -> dict:
                else "")
             + (f", counted games' komi spread by up to {args.komi_spread} points"
                if args.komi_spread else "")
+            + (", the value head alone learning (the rest frozen)"
+               if args.train_only == "value" else "")
             + (f", the {next_moves} moves after the next learnt too (each loss x"
                f"{args.next_weight:g})" if next_moves else "")
             + f", halved at {halvings or 'never'}"
@@ -988,6 +1019,7 @@ def train(args: argparse.Namespace) -> dict:
                              if "ema_value_loss" in result else "")
                           if "ema_top1" in result else "")
                        + (f", train loss {train_loss:.4f}" if train_loss is not None else ""))
+        train_mode()
         return result
 
     # SIGTERM is honoured from here on, the step-0 evaluation included
@@ -998,7 +1030,7 @@ def train(args: argparse.Namespace) -> dict:
         if world > 1:
             torch.distributed.barrier()
 
-        net.train()
+        train_mode()
         loss_sum = torch.zeros((), device=device)
         loss_n = 0
         window_t, window_steps = time.time(), 0

@@ -137,6 +137,40 @@ def test_res6v_heads() -> None:
     assert komi_to_move(torch.tensor([7.5, 7.5]), torch.tensor([0, 1])).tolist() == [-7.5, 7.5]
 
 
+def test_a_score_head_moves_with_komi_as_a_count_does() -> None:
+    """res6vs: the value is a logistic of the mover's lead on the board plus
+    its komi, over the lead's spread.  The komi at which a position is even
+    is minus the lead (for Black and White alike), and any komi shifts the
+    logit by komi / spread."""
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    net = build_model("res6vs", width=8, blocks=1)
+    with torch.no_grad():       # a lead and a spread far from the start's
+        net.value_out.bias.copy_(torch.tensor([0.45, 0.2]))
+    net.eval()
+    x = torch.rand(3, 38, 19, 19).expand(2, 3, 38, 19, 19).reshape(6, 38, 19, 19)
+    c = torch.tensor([0, 0, 0, 1, 1, 1])
+    f = net.trunk(x)
+    v = F.relu(net.value_bn(net.value_conv(f)))
+    lead, spread = net._lead_spread(F.relu(net.value_fc(
+        torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1))))
+    assert torch.all(spread >= 0.5)
+    # even at the komi that cancels the lead: komi_to_move = -lead
+    even = torch.where(c == 1, -lead, lead)
+    assert torch.allclose(net(x, c, even)[1], torch.zeros(6), atol=1e-4)
+    for komi in (-20.0, 0.5, 7.5, 63.5):
+        logit = net(x, c, komi)[1]
+        assert torch.allclose(logit, (lead + komi_to_move(torch.full((6,), komi), c)) / spread,
+                              atol=1e-4)
+    # ten points more for White: the logit moves by 10 / spread
+    assert torch.allclose(net(x, c, 17.5)[1] - net(x, c, 7.5)[1],
+                          torch.where(c == 1, 10.0, -10.0) / spread, atol=1e-4)
+    fast = net.for_inference()
+    assert torch.allclose(fast(x, c, 6.5)[1], net(x, c, 6.5)[1], atol=1e-4)
+    with pytest.raises(ValueError, match="value_head must be"):
+        build_model("res6v", value_head="linear")
+
+
 def test_init_from_a_policy_net_keeps_its_policy(tmp_path) -> None:
     torch.manual_seed(1)
     res = build_model("res6", width=8, blocks=1)
@@ -406,3 +440,31 @@ def test_the_sign_test_of_paired_judgements() -> None:
     net = np.array([0.9, 0.8, 0.7, 0.2, 0.4], np.float32)   # right, right, wrong, right, wrong
     rollouts = np.array([0.4, 0.6, 0.3, 0.6, 0.3], np.float32)  # wrong, right, right, wrong, wrong
     assert paired(net, rollouts, won) == {"network_only": 2, "rollouts_only": 1, "p": 1.0}
+
+
+def test_a_run_that_trains_the_value_head_alone(results_cache, tmp_path, capsys) -> None:
+    """--train-only value: the value head learns, and every other tensor,
+    the batch norms' running statistics included, stays the starting net's,
+    so its policy and ownership outputs are unchanged; the choice is kept
+    on --resume and refused for a net without a value head."""
+    start = tmp_path / "start"
+    base = ["--data", str(results_cache), *TINY_V, "--optimizer", "adam", "--lr", "0.01"]
+    assert T.main([*base, "--out", str(start), "--steps", "2"]) == 0
+    out = tmp_path / "run"
+    assert T.main([*base, "--out", str(out), "--steps", "3", "--init-from",
+                   str(start / "last.pt"), "--train-only", "value", "--komi-spread", "10"]) == 0
+    assert "the value head alone learning" in capsys.readouterr().err
+    assert T.main([*base, "--out", str(out), "--steps", "5", "--resume"]) == 0
+    assert "the value head alone learning" in capsys.readouterr().err
+    before = load_checkpoint(start / "last.pt").weights
+    ck = load_checkpoint(out / "last.pt")
+    assert ck.metadata["train_state"]["train_only"] == "value"
+    assert ck.metadata["train_state"]["step"] == 5
+    changed = {k for k, v in ck.weights.items()
+               if v.is_floating_point() and not torch.equal(v, before[k])}
+    assert changed and all(k.startswith("value_") for k in changed)
+    assert "value_fc.weight" in changed
+    policy = ["res6" if a == "res6v" else a for a in TINY_V]
+    assert T.main(["--data", str(results_cache), "--out", str(tmp_path / "p"), "--steps", "1",
+                   *policy, "--train-only", "value"]) == 2
+    assert "--train-only value is for value models" in capsys.readouterr().err
