@@ -790,11 +790,6 @@ def train(args: argparse.Namespace) -> dict:
         raise TrainError(f"--train-only value is for value models; {config['name']} has no "
                          f"value head")
     frozen_norms = freeze_all_but(model, VALUE_PREFIX) if args.train_only == "value" else []
-
-    def train_mode() -> None:
-        net.train()
-        for m in frozen_norms:      # a frozen trunk computes what inference computes
-            m.eval()
     if args.labels is not None:
         labelled, owners, label_counts = O.load_labels(
             [p for p in args.labels.split(",") if p], cache)
@@ -858,6 +853,12 @@ def train(args: argparse.Namespace) -> dict:
                   f"from step {step}", file=sys.stderr)
 
     net = model
+
+    def train_mode() -> None:
+        net.train()
+        for m in frozen_norms:      # a frozen trunk computes what inference computes
+            m.eval()
+
     if args.compile:
         net = torch.compile(net)
     if world > 1:
