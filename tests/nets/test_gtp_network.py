@@ -284,7 +284,7 @@ def test_ownership_network_through_gtp(tmp_path):
 
 @pytest.mark.parametrize("name,size", [
     (name, size) for name in ("maddison12", "small6", "res6", "clark8", "clark8_untied", "dann6",
-                              "res6v", "res10v")
+                              "res6v", "res6vs", "res10v")
     for size in (9, 19)] + [("res9", 9)])
 def test_every_policy_model_plays_with_network_path(engine, tmp_path, name, size):
     """Every policy net of the registry loads with --network PATH (the ones
@@ -298,7 +298,7 @@ def test_every_policy_model_plays_with_network_path(engine, tmp_path, name, size
     from nets.models import MODELS, build_model
     assert {n for n, c in MODELS.items() if c.get("task", "policy") == "policy"} == \
         {"maddison12", "small6", "res6", "clark8", "clark8_untied", "dann6", "res9", "res6v",
-         "res10v"}
+         "res6vs", "res10v"}
     path = tmp_path / f"{name}.pt"
     torch.manual_seed(1)
     save_checkpoint(path, build_model(name), metadata={})
