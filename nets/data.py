@@ -116,6 +116,8 @@ def won_under_komi(lead: np.ndarray, komi: np.ndarray, col: np.ndarray) -> np.nd
     under ``komi``, 0 where it loses, 0.5 for a draw."""
     black = np.where(lead > komi, 1.0, np.where(lead < komi, 0.0, 0.5))
     return np.where(col == 0, black, 1.0 - black).astype(np.float32)
+
+
 DEFAULT_RANK = 9
 DEFAULT_VAL_FRACTION = 0.01
 #: a target no loss counts (torch's cross_entropy ignore_index)

@@ -627,21 +627,28 @@ class ResValueNet(ResPolicyNet):
     def value_logit(self, f: torch.Tensor, komi: torch.Tensor) -> torch.Tensor:
         """The value logit (b,) from trunk features f and the komi of the
         player to move (b,), in points."""
-        v = F.relu(self.value_bn(self.value_conv(f)))
-        pooled = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
-        k = komi.to(pooled.device).float().reshape(-1, 1)
+        k = komi.to(f.device).float()
+        if self.score:
+            lead, spread = self.lead_spread(f)
+            return (lead + k.reshape(-1)) / spread
+        pooled = self._value_pool(f)
         with torch.autocast(device_type=f.device.type, enabled=False):
-            if self.score:
-                lead, spread = self._lead_spread(F.relu(self.value_fc(pooled.float())))
-                return (lead + k.reshape(-1)) / spread
-            h = F.relu(self.value_fc(torch.cat([pooled.float(), k / KOMI_SCALE], dim=1)))
+            h = F.relu(self.value_fc(torch.cat([pooled.float(), k.reshape(-1, 1) / KOMI_SCALE],
+                                               dim=1)))
             return self.value_out(h).reshape(-1)
 
-    def _lead_spread(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def lead_spread(self, f: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """A score head's lead of the player to move on the board and its
-        spread, both (b,) in points, from the hidden layer h."""
-        o = self.value_out(h)
-        return KOMI_SCALE * o[:, 0], KOMI_SCALE * F.softplus(o[:, 1]) + SCORE_MIN_SCALE
+        spread, both (b,) float32 in points, from trunk features f."""
+        pooled = self._value_pool(f)
+        with torch.autocast(device_type=f.device.type, enabled=False):
+            o = self.value_out(F.relu(self.value_fc(pooled.float())))
+            return KOMI_SCALE * o[:, 0], KOMI_SCALE * F.softplus(o[:, 1]) + SCORE_MIN_SCALE
+
+    def _value_pool(self, f: torch.Tensor) -> torch.Tensor:
+        """The value head's 1x1 convolution, its mean and maximum over the board."""
+        v = F.relu(self.value_bn(self.value_conv(f)))
+        return torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
 
     def ownership_logits(self, x: torch.Tensor, color) -> torch.Tensor:
         """The ownership head alone: (b, n*n) logits that the player to move

@@ -142,7 +142,6 @@ def test_a_score_head_moves_with_komi_as_a_count_does() -> None:
     its komi, over the lead's spread.  The komi at which a position is even
     is minus the lead (for Black and White alike), and any komi shifts the
     logit by komi / spread."""
-    F = torch.nn.functional
     torch.manual_seed(0)
     net = build_model("res6vs", width=8, blocks=1)
     with torch.no_grad():       # a lead and a spread far from the start's
@@ -150,10 +149,7 @@ def test_a_score_head_moves_with_komi_as_a_count_does() -> None:
     net.eval()
     x = torch.rand(3, 38, 19, 19).expand(2, 3, 38, 19, 19).reshape(6, 38, 19, 19)
     c = torch.tensor([0, 0, 0, 1, 1, 1])
-    f = net.trunk(x)
-    v = F.relu(net.value_bn(net.value_conv(f)))
-    lead, spread = net._lead_spread(F.relu(net.value_fc(
-        torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1))))
+    lead, spread = net.lead_spread(net.trunk(x))
     assert torch.all(spread >= 0.5)
     # even at the komi that cancels the lead: komi_to_move = -lead
     even = torch.where(c == 1, -lead, lead)
