@@ -75,7 +75,14 @@ also kept beside its SGF (``game-NNN.json``), and the settings in
 ``match.json``: ``--resume`` continues a match stopped part way (a session
 that ended, a machine restarted) with the games not yet played, and
 refuses when the settings differ; a new match never writes into a folder
-that holds another.
+that holds another.  A game in play keeps its moves, both sides' thinking
+time and clocks in ``game-NNN.partial.json``, rewritten after every move;
+``--resume`` goes on from there: both programs start afresh and get the
+moves played so far with ``play`` (what they kept between moves, such as a
+search tree, is lost), and the record says after which move
+(``resumed_after``).  SIGTERM or Ctrl-C stops a match at once (exit status
+130): the programs are killed and the games in play are not recorded, so
+nobody forfeits for being stopped.
 
 Clocks (``--clock``, KGS's forms): ``absolute MAIN``, ``byoyomi MAIN PERIOD
 PERIODS`` (Japanese: a move within a period costs none of it, each period
@@ -103,6 +110,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -250,6 +258,7 @@ class MatchConfig:
     setup: dict[str, list[str]] | None = None   # role -> GTP commands after komi
     handicap: int = 0                           # fixed handicap stones (0: an even game)
     engine_color: str = "alternate"             # or "black", "white": the engine's colour
+    resumable: bool = False                     # keep game-NNN.partial.json while playing
 
 
 def split_command(text: str) -> list[str]:
@@ -272,22 +281,33 @@ def _classify(e: GtpClientError) -> str:
     return "garbage"
 
 
+# The programs of the games in play, so that a stopped match can end them
+# (``stop_match``); and the flag that says the match is being stopped, so
+# that the game it cuts short is not recorded as a forfeit.
+LIVE: set["Side"] = set()
+LIVE_LOCK = threading.Lock()
+STOPPING = threading.Event()
+
+
 class Side:
     """One side of one game: a GtpClient whose failures become Forfeits."""
 
-    def __init__(self, role: str, argv: list[str], timeout: float, log_path: Path):
+    def __init__(self, role: str, argv: list[str], timeout: float, log_path: Path,
+                 append: bool = False):
         self.role = role
         self.argv = argv
         self.timeout = timeout
         self.name = Path(argv[0]).name
         self.log_path = log_path
-        self.log = open(log_path, "w")
+        self.log = open(log_path, "a" if append else "w")
         self.client: GtpClient | None = None
         try:
             self.client = GtpClient(argv, timeout, stderr=self.log)
         except OSError as e:
             self.close()
             raise Forfeit(role, "crash", f"cannot start {shlex.join(argv)}: {e}") from None
+        with LIVE_LOCK:
+            LIVE.add(self)
 
     def send(self, command: str, timeout: float | None = None) -> str:
         assert self.client is not None
@@ -310,6 +330,8 @@ class Side:
             return None
 
     def close(self) -> None:
+        with LIVE_LOCK:
+            LIVE.discard(self)
         if self.client is not None:
             self.client.close()
         self.log.close()
@@ -444,8 +466,99 @@ def is_gnugo(name: str | None) -> bool:
     return name is not None and "gnu go" in name.lower()
 
 
+class MatchStopped(Exception):
+    """The match was stopped (``stop_match``) while this game was in play."""
+
+
+def stop_match() -> None:
+    """Stop the games in play at once (SIGTERM or Ctrl-C): their programs
+    are killed and the games are not recorded (with ``resumable`` their
+    ``game-NNN.partial.json`` stays, and ``--resume`` goes on from it)."""
+    STOPPING.set()
+    with LIVE_LOCK:
+        sides = list(LIVE)
+    for side in sides:
+        if side.client is not None and side.client.alive:
+            try:
+                os.kill(side.client.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def partial_path(cfg: MatchConfig, index: int) -> Path:
+    return cfg.sgf_dir / f"game-{index + 1:03d}.partial.json"
+
+
+def save_partial(path: Path, size: int, moves, thinking: dict, clocks: dict,
+                 seconds: float, resumed: list[int]) -> None:
+    """The state of a game in play, rewritten after every move (atomically:
+    a match killed while writing leaves the previous state)."""
+    state = {"moves": [f"{LETTER[c]} {format_vertex(v, size)}" for c, v in moves],
+             "thinking": thinking, "seconds": round(seconds, 2), "resumed_at": resumed,
+             "clocks": {role: {k: v for k, v in vars(clock).items() if k != "spec"}
+                        for role, clock in clocks.items()}}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(state))
+    os.replace(tmp, path)
+
+
+def load_partial(path: Path, cfg: MatchConfig, notes: list[str]) -> dict | None:
+    """The saved state of a game cut short, its moves as (colour, vertex)
+    checked for legality from the game's start; None when there is none,
+    or when it cannot be used (noted in the record: the game starts over)."""
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text())
+        board, _, first = start_board(cfg)
+        moves = []
+        for i, text in enumerate(state["moves"]):
+            letter, vertex = text.split()
+            c = {"B": BLACK, "W": WHITE}[letter]
+            if c != (first if i % 2 == 0 else 3 - first):
+                raise ValueError(f"move {i + 1} ({text}) is out of turn")
+            v = parse_vertex(vertex, cfg.size)
+            p = PASS if v is None else board.point(*v)
+            why = board.legality(p, c)
+            if why is not None:
+                raise ValueError(f"move {i + 1} ({text}) is illegal: {why}")
+            board.play(p, c)
+            moves.append((c, v))
+        state["moves"] = moves
+        state["thinking"] = {r: [float(state["thinking"][r][0]), int(state["thinking"][r][1])]
+                             for r in ROLES}
+        state["seconds"] = float(state["seconds"])
+        state["resumed_at"] = [int(k) for k in state["resumed_at"]]
+        if set(state["clocks"]) != (set(ROLES) if cfg.clock is not None else set()):
+            raise ValueError("its clocks do not match --clock")
+    except (OSError, ValueError, KeyError, TypeError, IndexError, GtpError) as e:
+        notes.append(f"{path.name} could not be used ({e}); the game started over")
+        return None
+    return state
+
+
+def start_board(cfg: MatchConfig) -> tuple[Board, list[int], int]:
+    """The board before the first move (with the handicap stones), the
+    stones' points and the colour that moves first."""
+    board = Board(cfg.size)
+    stones = [board.point(*v) for v in fixed_handicap_points(cfg.size, cfg.handicap)] \
+        if cfg.handicap else []
+    for p in stones:
+        board.place(p, BLACK)
+    first = WHITE if stones else BLACK
+    board.to_move = first
+    return board, stones, first
+
+
 def play_game(index: int, cfg: MatchConfig) -> dict:
-    """Play game ``index``; never raises for a program's misbehaviour."""
+    """Play game ``index``; never raises for a program's misbehaviour.
+
+    With ``cfg.resumable`` the game's state is kept in
+    ``game-NNN.partial.json`` after every move until it ends; a game that
+    finds one there goes on from it: both programs start afresh, get the
+    moves played so far with ``play`` (their search trees are lost), and
+    the record notes the move it went on from.  Raises MatchStopped when
+    ``stop_match`` cut it short."""
     started = time.perf_counter()
     engine_color = {"black": BLACK, "white": WHITE}.get(
         cfg.engine_color, BLACK if index % 2 == 0 else WHITE)
@@ -457,26 +570,24 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
     players: dict[str, Side] = {}
     names = {r: Path(argv_of[r][0]).name for r in ROLES}
     gtp_names: dict[str, str | None] = {r: None for r in ROLES}
-    board = Board(size)
-    stones = [board.point(*v) for v in fixed_handicap_points(size, cfg.handicap)] \
-        if cfg.handicap else []
-    for p in stones:
-        board.place(p, BLACK)
-    first = WHITE if stones else BLACK
-    board.to_move = first
+    board, stones, first = start_board(cfg)
     moves: list[tuple[int, tuple[int, int] | None]] = []
     notes: list[str] = []
+    partial = partial_path(cfg, index)
+    saved = load_partial(partial, cfg, notes) if cfg.resumable else None
+    before = saved["seconds"] if saved else 0.0      # play time of the earlier sittings
+    resumed: list[int] = saved["resumed_at"] if saved else []
     error = None
     end = reason = None
     winner: int | None = None
     score = None
     tag = f"game-{index + 1:03d}"
     clocks: dict[str, GameClock] = {}
-    thinking = {role: [0.0, 0] for role in ROLES}  # genmove seconds and answers per side
+    thinking = saved["thinking"] if saved else {role: [0.0, 0] for role in ROLES}
     try:
         for role in ROLES:
             players[role] = Side(role, argv_of[role], cfg.timeout,
-                                   cfg.sgf_dir / f"{tag}-{role}.log")
+                                 cfg.sgf_dir / f"{tag}-{role}.log", append=saved is not None)
         for role in ROLES:
             p = players[role]
             got = p.send("name", timeout=cfg.startup_timeout)
@@ -495,12 +606,32 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
                 kgs = p.send("known_command kgs-time_settings").strip() == "true"
                 p.send(cfg.clock.kgs() if kgs else cfg.clock.gtp())
                 clocks[role] = GameClock(cfg.clock)
+                if saved:
+                    for name, value in saved["clocks"][role].items():
+                        setattr(clocks[role], name, value)
+        if saved:
+            for c, move in saved["moves"]:
+                board.play(PASS if move is None else board.point(*move), c)
+                moves.append((c, move))
+                for role in ROLES:
+                    players[role].send(f"play {GTP_COLOR[c]} {format_vertex(move, size)}")
+            resumed.append(len(moves))
+            notes.append(f"resumed after move {len(moves)}: both programs started afresh "
+                         f"and were given the moves played so far")
 
-        def play_moves(genmove: dict[str, str], limit: int) -> tuple[str, str, int | None]:
+        def play_moves(genmove: dict[str, str], limit: int,
+                       keep: bool = False) -> tuple[str, str, int | None]:
             """Moves until two passes in a row, a resignation, a lost clock
-            or ``limit`` moves in all: (end, reason, winner or None)."""
+            or ``limit`` moves in all: (end, reason, winner or None).  With
+            ``keep`` (the game proper, not a play-out) the passes that end
+            the moves so far count, and the state is saved after each move
+            of a resumable game."""
             passes = 0
+            while keep and passes < min(2, len(moves)) and moves[-1 - passes][1] is None:
+                passes += 1
             while True:
+                if passes >= 2:
+                    return "two passes", "both players passed", None
                 if len(moves) >= limit:
                     return "max moves", f"{limit} moves played (--max-moves)", None
                 c = first if len(moves) % 2 == 0 else 3 - first
@@ -533,10 +664,11 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
                 moves.append((c, move))
                 players[other].send(f"play {GTP_COLOR[c]} {format_vertex(move, size)}")
                 passes = passes + 1 if move is None else 0
-                if passes >= 2:
-                    return "two passes", "both players passed", None
+                if keep and cfg.resumable:
+                    save_partial(partial, size, moves, thinking, clocks,
+                                 before + time.perf_counter() - started, resumed)
 
-        end, reason, winner = play_moves({r: "genmove" for r in ROLES}, cfg.max_moves)
+        end, reason, winner = play_moves({r: "genmove" for r in ROLES}, cfg.max_moves, True)
         if end == "two passes":
             dead = dead_lists(board, players, notes)
             if dead["engine"] is not None and dead["opponent"] is not None \
@@ -566,6 +698,8 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
             rec.update(scoring)
             winner = BLACK if score > 0 else WHITE if score < 0 else None
     except Forfeit as f:
+        if STOPPING.is_set():
+            raise MatchStopped() from None
         error = {"side": f.role, "kind": f.kind, "message": f.message}
         winner = color_of["opponent" if f.role == "engine" else "engine"]
         end = "forfeit"
@@ -573,6 +707,8 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
     finally:
         for p in players.values():
             p.close()
+    if STOPPING.is_set():
+        raise MatchStopped()
     rec["setup"] = [format_vertex(board.coords(p), size) for p in stones]
     if end == "resignation":
         result = f"{LETTER[winner]}+R"
@@ -594,12 +730,16 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
         "reason": reason,
         "error": error,
         "notes": notes,
-        "seconds": round(time.perf_counter() - started, 2),
+        "seconds": round(before + time.perf_counter() - started, 2),
         "record": [f"{LETTER[c]} {format_vertex(v, size)}" for c, v in moves],
         "clocks": {role: clock.report() for role, clock in clocks.items()},
         "thinking": {role: {"seconds": round(t, 3), "moves": k} for role, (t, k) in thinking.items()},
     })
+    if resumed:
+        rec["resumed_after"] = resumed
     rec["sgf"] = str(write_sgf(cfg, tag, rec, moves))
+    if cfg.resumable:
+        partial.unlink(missing_ok=True)
     return rec
 
 
@@ -834,15 +974,20 @@ def run_match(cfg: MatchConfig, parallel: int = 1, log=None,
     records: list[dict] = list(done.values())
     lock = threading.Lock()
 
-    def one(i: int) -> dict:
+    def one(i: int) -> dict | None:
+        if STOPPING.is_set():
+            return None
         try:
             r = play_game(i, cfg)
+        except MatchStopped:
+            return None
         except Exception as e:  # a bug here must not stop the match either
             r = {"game": i + 1, "engine_color": "B" if i % 2 == 0 else "W",
                  "result": "Void", "winner": None, "engine_won": None, "score": None,
                  "moves": 0, "end": "referee error", "reason": repr(e),
                  "error": {"side": "referee", "kind": "exception", "message": repr(e)},
                  "notes": [], "seconds": 0.0, "record": [], "sgf": None}
+            partial_path(cfg, i).unlink(missing_ok=True)
         with lock:
             (cfg.sgf_dir / f"game-{i + 1:03d}.json").write_text(json.dumps(r, indent=1))
             print(progress_line(r, cfg.games), file=log, flush=True)
@@ -851,10 +996,16 @@ def run_match(cfg: MatchConfig, parallel: int = 1, log=None,
     if done:
         print(f"resuming: {len(done)} of {cfg.games} games already played", file=log,
               flush=True)
+    STOPPING.clear()
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         futures = [pool.submit(one, i) for i in range(cfg.games) if i + 1 not in done]
-        for f in as_completed(futures):
-            records.append(f.result())
+        try:
+            for f in as_completed(futures):
+                if f.result() is not None:
+                    records.append(f.result())
+        except KeyboardInterrupt:       # Ctrl-C, or SIGTERM in main()
+            stop_match()
+            raise
     records.sort(key=lambda r: r["game"])
     return records
 
@@ -873,6 +1024,11 @@ def check_common_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> 
         ap.error("--parallel must be at least 1")
     if not (0 < args.timeout < math.inf and 0 < args.startup_timeout < math.inf):
         ap.error("timeouts must be positive")
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGTERM stops a match as Ctrl-C does (``stop_match``)."""
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -941,14 +1097,24 @@ def main(argv: list[str] | None = None) -> int:
                       startup_timeout=args.startup_timeout, sgf_dir=sgf_dir, games=args.games,
                       clock=clock, setup={"engine": args.engine_setup,
                                           "opponent": args.opponent_setup},
-                      handicap=args.handicap, engine_color=args.engine_color)
+                      handicap=args.handicap, engine_color=args.engine_color, resumable=True)
     try:
         done = prepare_folder(cfg, args.resume)
     except ValueError as e:
         ap.error(str(e))
     print(f"match: {args.games} games, SGF to {sgf_dir}/", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    records = run_match(cfg, args.parallel, done=done)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        records = run_match(cfg, args.parallel, done=done)
+    except KeyboardInterrupt:
+        played = len(finished_games(sgf_dir))
+        print(f"match stopped: {played} of {args.games} games played in {sgf_dir}/; the "
+              "rest (a game in play from where it stood) with the same command and --resume",
+              file=sys.stderr, flush=True)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     summary = summarise(records)
     summary["wall_seconds"] = round(time.perf_counter() - started, 1)
     print_summary(summary, cfg)

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -25,9 +28,10 @@ STUB = textwrap.dedent('''
     resign; refuse answers every play with '?'; badname dies at once; claim
     lists the opponent's first stone as dead; skew (as Pachi) and skewfree
     answer fixed_handicap 3 with D4 Q16 Q4, and only skew takes
-    set_free_handicap.
+    set_free_handicap; hangonce hangs as hang does, but only the first time
+    (it leaves a file "hung" beside this script).
     """
-    import random, sys, time
+    import os, random, sys, time
 
     mode = sys.argv[1]
     k = int(sys.argv[2]) if len(sys.argv) > 2 else 10
@@ -92,6 +96,10 @@ STUB = textwrap.dedent('''
                 out("ZZ99")
                 continue
             if mine == k and mode == "hang":
+                time.sleep(60)
+            hung = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hung")
+            if mine == k and mode == "hangonce" and not os.path.exists(hung):
+                open(hung, "w").close()
                 time.sleep(60)
             if mine == k and mode == "slow":
                 time.sleep(1.5)
@@ -443,3 +451,59 @@ def test_resume_plays_only_the_games_not_yet_played(tmp_path, stub, capsys):
     assert "already holds a match" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         match.main(["--games", "4", "--resume", "--engine", "x"])
+
+
+def test_a_stopped_match_goes_on_from_the_move_it_stood_at(tmp_path, stub):
+    """SIGTERM stops a match at once: the game in play is not recorded (no
+    forfeit), its moves stay in game-NNN.partial.json, and --resume goes on
+    from them with both programs started afresh and given the moves."""
+    folder = tmp_path / "s"
+    common = ["--games", "1", "--size", "7", "--sgf-dir", str(folder), "--timeout", "30",
+              "--engine", " ".join(stub("hangonce", 5, 3)),
+              "--opponent", " ".join(stub("random", 6, 4))]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen([sys.executable, "-m", "bench.match", *common], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    partial = folder / "game-001.partial.json"
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "hung").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "hung").exists()       # the engine's 5th move hangs: 8 moves played
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "match stopped: 0 of 1 games played" in err
+    assert not (folder / "game-001.json").exists()
+    assert not list(folder.glob("*.sgf"))
+    state = json.loads(partial.read_text())
+    assert len(state["moves"]) == 8
+    assert [m[0] for m in state["moves"]] == list("BWBWBWBW")
+    assert match.main([*common, "--resume"]) == 0
+    rec = json.loads((folder / "game-001.json").read_text())
+    assert rec["record"][:8] == state["moves"]
+    assert rec["resumed_after"] == [8]
+    assert "resumed after move 8: both programs started afresh" in " ".join(rec["notes"])
+    assert rec["end"] == "two passes" and rec["error"] is None and rec["moves"] > 8
+    assert rec["thinking"]["engine"]["moves"] == (rec["moves"] + 1) // 2
+    assert not partial.exists()
+
+
+def test_a_partial_game_that_cannot_be_used_starts_over(tmp_path, stub):
+    """A saved game whose moves are not a legal game is set aside (noted);
+    one that ends in two passes is scored at once."""
+    cfg = config(tmp_path, stub("random", 4, 3), stub("random", 4, 4), games=2, resumable=True)
+    cfg.sgf_dir.mkdir()
+    blank = {"thinking": {"engine": [1.0, 1], "opponent": [1.0, 1]}, "seconds": 5.0,
+             "resumed_at": [], "clocks": {}}
+    (cfg.sgf_dir / "game-001.partial.json").write_text(
+        json.dumps({**blank, "moves": ["B D4", "W D4"]}))
+    (cfg.sgf_dir / "game-002.partial.json").write_text(
+        json.dumps({**blank, "moves": ["B D4", "W pass", "B pass"]}))
+    first, second = run(cfg)
+    assert "game-001.partial.json could not be used (move 2 (W D4) is illegal: occupied); " \
+           "the game started over" in first["notes"]
+    assert "resumed_after" not in first and first["record"][:2] != ["B D4", "W D4"]
+    assert second["resumed_after"] == [3] and second["moves"] == 3
+    assert second["end"] == "two passes" and second["seconds"] >= 5.0
+    assert second["record"] == ["B D4", "W pass", "B pass"]
+    assert not list(cfg.sgf_dir.glob("*.partial.json"))
