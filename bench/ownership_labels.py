@@ -1,7 +1,7 @@
 """Final-ownership labels of real games, for the ownership network.
 
     python -m bench.ownership_labels DATA_DIR OUT.jsonl [--games N]
-        [--gnugo "/usr/games/gnugo --mode gtp --level 1" | --net CKPT]
+        [--gnugo "/usr/games/gnugo --mode gtp --level 1" | --net CKPT [--leads]]
         [--seed S] [--timeout SEC]
 
 Which games: the SGF files under DATA_DIR (any board size, no handicap or
@@ -52,6 +52,18 @@ files already in OUT, so the job resumes after a stop)::
 
 ``source`` is the path relative to DATA_DIR, as in the game cache of
 ``python -m nets.data build DATA_DIR``, which the trainer joins it with.
+
+``--net CKPT --leads`` labels the resigned games instead (``RE[B+R]``,
+``RE[W+Resign]``), not with an owner map but with the lead the network
+expects Black to end with on the board: the sum over the last position's
+points of P(Black owns it) - P(White owns it), before komi, as a count by
+area.  A counted game's lead is known from its record (the margin plus the
+komi); a resigned game's is not, and these estimates give
+``nets.train --komi-spread`` games that were not close (``--leads``).  The
+line agrees when the lead less the komi favours the record's winner::
+
+    {"source": "...", "result": "W+R", "komi": 6.5, "rules": "japanese",
+     "moves": 187, "by": "res6own.pt", "lead": -23.41, "agrees": true}
 """
 
 from __future__ import annotations
@@ -89,6 +101,14 @@ def record_result(root) -> tuple[str, float] | None:
     if not m:
         return None
     return m.group(1), float(m.group(2))
+
+
+def record_resignation(root) -> str | None:
+    """The winner 'B'/'W' of a game won by resignation, else None."""
+    text = root.get("RE").strip().replace(" ", "").upper() if root.has_property("RE") else ""
+    if text[2:] in ("R", "RESIGN") and text[:2] in ("B+", "W+"):
+        return text[0]
+    return None
 
 
 def record_rules(root, source: str) -> str:
@@ -135,20 +155,26 @@ def territory_score(board: Board, own: np.ndarray, dead: list[int],
     return score
 
 
-def replay(path: Path, source: str):
+def replay(path: Path, source: str, resigned: bool = False):
     """(label so far, board at the end, prisoners taken by each colour,
-    the moves most recent first) of a counted game; None for another; a
-    finished label that disagrees when the record cannot be replayed."""
+    the moves most recent first) of a counted game (with ``resigned``, of a
+    resigned one); None for another; a finished label that disagrees when
+    the record cannot be replayed."""
     data = path.read_bytes()
     root = sgfmill.Sgf_game.from_bytes(data).get_root()
-    res = record_result(root)
+    if resigned:
+        winner = record_resignation(root)
+        res = None if winner is None else (winner, "R")
+    else:
+        res = record_result(root)
     if res is None:
         return None
     rec = parse(data, str(path))
     if not 2 <= rec.size <= MAX_SIZE or rec.setup or rec.handicap >= 2:
         return None
     komi = normalise_komi(rec.komi)
-    out = {"source": source, "result": f"{res[0]}+{res[1]:g}", "komi": komi,
+    out = {"source": source, "result": f"{res[0]}+{res[1]:g}" if not resigned else f"{res[0]}+R",
+           "komi": komi,
            "rules": record_rules(root, source), "moves": len(rec.moves)}
     board = Board(rec.size)
     prisoners = {BLACK: 0, WHITE: 0}
@@ -210,6 +236,28 @@ def net_label(evaluator, path: Path, source: str, max_error: float = NET_MAX_ERR
     return finish(out, own, names, score, max_error)
 
 
+def net_lead(evaluator, path: Path, source: str) -> dict | None:
+    """The lead line of one resigned game by an ownership network (None:
+    not a resigned game): the sum of P(Black owns) - P(White owns) over the
+    last position's points."""
+    game = replay(path, source, resigned=True)
+    if game is None or isinstance(game, dict):
+        return game
+    out, board, _, history = game
+    out["by"] = Path(evaluator.path).name
+    prob = evaluator.evaluate(root_planes(board, history, 9),
+                              np.array([board.to_move], np.int32))[0]
+    n = board.size
+    black = prob if board.to_move == BLACK else 1.0 - prob
+    lead = round(float(np.sum(2.0 * black.astype(np.float64) - 1.0)), 2)
+    ahead = "B" if lead > out["komi"] else "W" if lead < out["komi"] else "0"
+    out.update(lead=lead, agrees=ahead == out["result"][0])
+    if not out["agrees"]:
+        out["why"] = (f"the network's lead {lead:+g} at komi {out['komi']:g} does not favour "
+                      f"the winner of {out['result']}")
+    return out
+
+
 def label_game(gnugo: GtpClient, path: Path, source: str) -> dict | None:
     """The label of one game by GNU Go (None: not a counted game)."""
     game = replay(path, source)
@@ -244,13 +292,17 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", help="folder of SGF files (searched recursively)")
     ap.add_argument("out", help="JSON-lines file (appended to; existing games are skipped)")
-    ap.add_argument("--games", type=int, default=None, help="label at most N counted games")
+    ap.add_argument("--games", type=int, default=None, help="label at most N games (counted, or with --leads resigned)")
     ap.add_argument("--gnugo", default=DEFAULT_GNUGO, help=f"GNU Go command (default: {DEFAULT_GNUGO})")
     ap.add_argument("--net", default=None, metavar="CKPT",
                     help="label with this ownership network instead of GNU Go")
+    ap.add_argument("--leads", action="store_true",
+                    help="with --net: the resigned games' expected leads, not owner maps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per GTP command")
     args = ap.parse_args(argv)
+    if args.leads and args.net is None:
+        ap.error("--leads needs --net: the network counts the resigned games")
     root = Path(args.data)
     if not root.is_dir():
         print(f"error: {root} is not a folder", file=sys.stderr)
@@ -295,6 +347,7 @@ def main(argv=None) -> int:
                     continue
                 try:
                     label = (label_game(gnugo, path, source) if gnugo is not None
+                             else net_lead(evaluator, path, source) if args.leads
                              else net_label(evaluator, path, source))
                 except ValueError as e:       # unreadable SGF
                     label = {"source": source, "agrees": False, "why": str(e)}

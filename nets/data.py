@@ -413,6 +413,12 @@ class GameCache:
         counted = self.value_games() & (self.how == HOW_COUNT)
         return np.where(counted, signed + self.komi, np.nan).astype(np.float32)
 
+    def with_leads(self, leads: np.ndarray) -> np.ndarray:
+        """:meth:`count_lead`, with the estimated leads ``leads`` (games,)
+        (:func:`load_leads`; NaN where none) for the games it does not know."""
+        lead = self.count_lead()
+        return np.where(np.isnan(lead), leads, lead).astype(np.float32)
+
     def nonpass_counts(self) -> np.ndarray:
         """Non-pass moves per game."""
         counts = getattr(self, "_nonpass", None)
@@ -698,6 +704,50 @@ def describe(summary: dict) -> str:
 # positions
 
 
+def load_leads(paths, cache: GameCache) -> tuple[np.ndarray, dict]:
+    """(leads, counts): float32 (games,) Black's lead on the board before
+    komi that the lead lines of ``paths`` (``python -m bench.ownership_labels
+    --net CKPT --leads``; one path or several) estimate for the cache's
+    value games won by resignation, NaN for the others; and how many lines
+    were used, disagreed with the record (left out), were not in the cache,
+    or named a game the cache does not hold as a resigned value game.
+    Raises DataError naming a file that is not such lines."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    index = {s.decode("utf-8"): g for g, s in enumerate(cache.source)}
+    resigned = cache.value_games() & (cache.how == HOW_RESIGN)
+    leads = np.full(cache.n_games, np.nan, np.float32)
+    counts = {"lines": 0, "used": 0, "disagree": 0, "not_in_cache": 0, "not_resigned": 0}
+    for path in paths:
+        try:
+            lines = Path(path).read_text().splitlines()
+        except OSError as e:
+            raise DataError(f"cannot read the leads file {path}: {e}") from None
+        for i, line in enumerate(lines, 1):
+            try:
+                d = json.loads(line)
+                source, agrees = d["source"], d["agrees"]
+                lead = float(d["lead"]) if agrees else None
+            except (ValueError, KeyError, TypeError):
+                raise DataError(f"{path} line {i} is not a lead line (python -m "
+                                "bench.ownership_labels --net CKPT --leads)") from None
+            counts["lines"] += 1
+            g = index.get(source)
+            if not agrees:
+                counts["disagree"] += 1
+            elif g is None:
+                counts["not_in_cache"] += 1
+            elif not resigned[g] or not math.isfinite(lead) \
+                    or (lead > cache.komi[g]) != (cache.winner[g] == 1) or lead == cache.komi[g]:
+                counts["not_resigned"] += 1
+            else:
+                leads[g] = lead
+    counts["used"] = int(np.isfinite(leads).sum())
+    if not counts["used"]:
+        raise DataError(f"no resigned game of the cache {cache.path} has an agreeing lead in "
+                        f"{', '.join(map(str, paths))}")
+    return leads, counts
+
+
 class PositionSampler:
     """Batches of (planes, move index, colour) from cached games.
 
@@ -709,14 +759,16 @@ class PositionSampler:
     ``late`` = f, a fraction f of the games drawn give positions from their
     last quarter only (the ownership net, used at game ends); with
     ``komi_spread`` S, the value targets of a batch's step teach other komi
-    (:meth:`value_targets`).  The batch is a function of ``(seed, stream,
+    (:meth:`value_targets`; ``leads``, :func:`load_leads`, adds resigned
+    games to the counted ones there).  The batch is a function of ``(seed, stream,
     step)``: ``stream`` separates the processes of a distributed run."""
 
     def __init__(self, cache: GameCache, games=None, *, positions_per_game: int = 8,
                  symmetries: bool = True, seed: int = 0, stream: int = 0, late: float = 0.0,
-                 passes: bool = False, komi_spread: int = 0):
+                 passes: bool = False, komi_spread: int = 0, leads=None):
         self.cache = cache
         self.komi_spread = int(komi_spread)
+        self.leads = leads
         self.size = n = cache.size
         self.passes = bool(passes)
         games = np.arange(cache.n_games) if games is None else np.asarray(games, np.int64)
@@ -787,7 +839,8 @@ class PositionSampler:
         all at komi 6.5, so without this a value head learns little of what
         komi does, which dynamic komi in handicap games asks of it.  Games
         won by resignation keep their komi: how far the loser was behind is
-        not known."""
+        not known, unless the sampler's ``leads`` estimate it: then their
+        positions are drawn and moved the same way, with the estimate."""
         c = self.cache
         if getattr(self, "_value_ok", None) is None:
             self._value_ok = c.value_games().astype(np.float32)
@@ -797,7 +850,7 @@ class PositionSampler:
         out[:, 2] = c.komi[games]
         if self.komi_spread > 0 and step is not None:
             if getattr(self, "_lead", None) is None:
-                self._lead = c.count_lead()
+                self._lead = c.count_lead() if self.leads is None else c.with_leads(self.leads)
             lead = self._lead[games]
             rng = np.random.default_rng([self.seed, self.stream, int(step), KOMI_STREAM])
             d = rng.integers(-self.komi_spread, self.komi_spread + 1, size=len(games))
@@ -882,14 +935,15 @@ class PositionDataset(IterableDataset):
     def __init__(self, cache: GameCache, games, batch_size: int, *, start_step: int = 0,
                  positions_per_game: int = 8, symmetries: bool = True, seed: int = 0,
                  stream: int = 0, passes: bool = False, values: bool = False,
-                 owners=None, next_moves: int = 0, komi_spread: int = 0):
+                 owners=None, next_moves: int = 0, komi_spread: int = 0, leads=None):
         self.cache, self.games, self.batch_size = cache, games, batch_size
         self.start_step = start_step
         self.values = values
         self.owners = owners
         self.next_moves = int(next_moves)
         self.kw = dict(positions_per_game=positions_per_game, symmetries=symmetries,
-                       seed=seed, stream=stream, passes=passes, komi_spread=komi_spread)
+                       seed=seed, stream=stream, passes=passes, komi_spread=komi_spread,
+                       leads=leads)
 
     def __iter__(self):
         info = get_worker_info()

@@ -219,6 +219,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "the result under another komi, the game's plus a whole number "
                          "drawn from -S..S (default 0: every position at its game's komi; "
                          "a resumed run keeps its own)")
+    ap.add_argument("--leads", default=None, metavar="FILES",
+                    help="with --komi-spread: resigned games' estimated leads (JSON lines of "
+                         "python -m bench.ownership_labels --net CKPT --leads; several files "
+                         "comma-separated): their positions learn other komi as the counted "
+                         "games' do (default: none, or the checkpoint's when resuming)")
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop after this many minutes at a step boundary, evaluated and "
                          "checkpointed (resume later with --resume)")
@@ -715,6 +720,12 @@ def train(args: argparse.Namespace) -> dict:
         elif is_main:
             print(f"warning: {state['labels']}, the labels the run learnt from, are missing: "
                   f"no ownership is learnt (give --labels)", file=sys.stderr)
+    if args.leads is None and state.get("leads"):
+        if all(Path(p).is_file() for p in state["leads"].split(",")):
+            args.leads = state["leads"]
+        elif is_main:
+            print(f"warning: {state['leads']}, the leads the run learnt from, are missing: "
+                  f"the resigned games keep their komi (give --leads)", file=sys.stderr)
 
     # model
     overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),
@@ -786,6 +797,12 @@ def train(args: argparse.Namespace) -> dict:
     if args.komi_spread and not getattr(model, "has_value", False):
         raise TrainError(f"--komi-spread is for value models; {config['name']} has no value "
                          f"head")
+    leads = None
+    if args.leads is not None:
+        if not args.komi_spread:
+            raise TrainError("--leads is for --komi-spread: without it every position learns "
+                             "its game's komi")
+        leads, lead_counts = D.load_leads([p for p in args.leads.split(",") if p], cache)
     if args.train_only == "value" and not getattr(model, "has_value", False):
         raise TrainError(f"--train-only value is for value models; {config['name']} has no "
                          f"value head")
@@ -890,7 +907,7 @@ def train(args: argparse.Namespace) -> dict:
                                     positions_per_game=args.positions_per_game, seed=args.seed,
                                     stream=rank, passes=passes, values=values,
                                     owners=owner_targets, next_moves=next_moves,
-                                    komi_spread=args.komi_spread)
+                                    komi_spread=args.komi_spread, leads=leads)
         val = (D.fixed_positions(cache, val_games, args.val_positions, passes=passes,
                                  values=values, owners=owner_targets) if is_main else None)
         headline = "top1"
@@ -926,6 +943,8 @@ def train(args: argparse.Namespace) -> dict:
     }
     if args.labels is not None:
         data_summary["labels"] = {"file": str(args.labels), **label_counts}
+    if leads is not None:
+        data_summary["leads"] = {"file": str(args.leads), **lead_counts}
 
     trunk_from = args.init_trunk or args.init_from or (
         ck.metadata.get("init_trunk") if ck is not None else None)
@@ -949,7 +968,8 @@ def train(args: argparse.Namespace) -> dict:
                             "next_weight": args.next_weight,
                             "komi_spread": args.komi_spread,
                             "train_only": args.train_only,
-                            "labels": args.labels if task != "ownership" else None},
+                            "labels": args.labels if task != "ownership" else None,
+                            "leads": args.leads},
         }
         if result is not None:
             keys = ACCURACY_KEYS + ("val_loss", "val_positions", "value_loss", "own_loss")
@@ -989,6 +1009,8 @@ def train(args: argparse.Namespace) -> dict:
                else "")
             + (f", counted games' komi spread by up to {args.komi_spread} points"
                if args.komi_spread else "")
+            + (f" (and {lead_counts['used']} resigned games' by their leads in {args.leads})"
+               if leads is not None else "")
             + (", the value head alone learning (the rest frozen)"
                if args.train_only == "value" else "")
             + (f", the {next_moves} moves after the next learnt too (each loss x"

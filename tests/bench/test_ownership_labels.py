@@ -12,7 +12,7 @@ import pytest
 
 import numpy as np
 
-from bench.ownership_labels import main, net_label, owner_map, territory_score
+from bench.ownership_labels import main, net_label, net_lead, owner_map, territory_score
 from engine.board import BLACK, WHITE, Board
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +98,21 @@ def test_a_network_label_must_come_within_a_point_of_the_record(tmp_path, result
     assert d["owner"] == ("X" * 4 + "O" * 5) * 9
 
 
+@pytest.mark.parametrize("result, agrees", [("W+R", True), ("W+Resign", True),
+                                            ("B+R", False), ("W+15.5", None)])
+def test_a_resigned_games_lead_is_the_networks_expected_area(tmp_path, result, agrees) -> None:
+    """--leads: Black's expected area lead before komi, 36 - 45 points;
+    at komi 7.5 it favours White; counted games are not resigned ones."""
+    path = tmp_path / "g.sgf"
+    path.write_text(_walls_game(result))
+    d = net_lead(_WallsOwner(), path, "g.sgf")
+    if agrees is None:
+        assert d is None
+        return
+    assert d["lead"] == -9.0 and d["komi"] == 7.5 and d["result"] == result[0] + "+R"
+    assert d["agrees"] == agrees and ("why" in d) != agrees and "owner" not in d
+
+
 def test_the_territory_count_takes_prisoners_and_dead_stones() -> None:
     """Black's area A-C, White's D-E; White's B4 dead in Black's area;
     Black took 2 prisoners in the game and White 1: Black's territory 9
@@ -139,3 +154,7 @@ def test_errors_exit_2(tmp_path, capsys) -> None:
     assert "is not a folder" in capsys.readouterr().err
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 2
     assert "no SGF files" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path), str(tmp_path / "o.jsonl"), "--leads"])
+    assert e.value.code == 2
+    assert "--leads needs --net" in capsys.readouterr().err

@@ -3,6 +3,7 @@ its training, its evaluator and bench.value."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,59 @@ def test_count_lead_and_value_targets_at_other_komi(results_cache) -> None:
     # the game Black lost by 3.5 at komi 7.5, Black wins at komi 3.5 or less
     lost = counted & (lead[g] == 4.0) & (v[:, 2] <= 3.5)
     assert lost.any() and np.array_equal(v[lost, 0], (col[lost] == 0).astype(np.float32))
+
+
+def _write_leads(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return path
+
+
+def test_resigned_games_learn_other_komi_from_their_estimated_leads(results_cache,
+                                                                     tmp_path) -> None:
+    """--leads: a resigned value game with an agreeing estimated lead has
+    its positions moved to other komi as a counted game's are, with the
+    result that lead gives; the draws of the other games do not change.
+    Lines that disagree, contradict the record, name a game that is not a
+    resigned value game or is not in the cache are counted and left out."""
+    cache = D.load_cache(results_cache)
+    index = {s.decode(): g for g, s in enumerate(cache.source)}
+    leads_file = _write_leads(tmp_path / "leads.jsonl", [
+        {"source": "g0.sgf", "agrees": True, "lead": 10.0},     # B+R at komi 6.5: used
+        {"source": "g6.sgf", "agrees": True, "lead": 3.0},      # W+R at 0.5: Black ahead?
+        {"source": "g5.sgf", "agrees": True, "lead": 10.0},     # komi 0: no value game
+        {"source": "g1.sgf", "agrees": True, "lead": -20.0},    # counted: the record knows
+        {"source": "gx.sgf", "agrees": True, "lead": 1.0},
+        {"source": "g2.sgf", "agrees": False}])
+    leads, counts = D.load_leads(leads_file, cache)
+    assert counts == {"lines": 6, "used": 1, "disagree": 1, "not_in_cache": 1,
+                      "not_resigned": 3}
+    g0 = index["g0.sgf"]
+    assert leads[g0] == 10.0 and np.isnan(np.delete(leads, g0)).all()
+    lead = cache.with_leads(leads)
+    assert lead[g0] == 10.0 and np.array_equal(np.delete(lead, g0),
+                                               np.delete(cache.count_lead(), g0),
+                                               equal_nan=True)
+    sampler = D.PositionSampler(cache, seed=3, komi_spread=12, leads=leads)
+    x, y, col, where = sampler.batch(400, 5, info=True)
+    g = where["game"]
+    v = sampler.value_targets(g, col, 5)
+    before = D.PositionSampler(cache, seed=3, komi_spread=12).value_targets(g, col, 5)
+    mine = g == g0
+    assert mine.any() and np.array_equal(v[~mine], before[~mine])
+    d = v[mine, 2] - 6.5
+    assert 0.3 < (d != 0).mean() < 0.7 and (np.abs(d) <= 12).all()
+    black_wins = 10.0 > v[mine, 2]
+    assert (~black_wins).any()          # komi above 10: Black, who won, loses
+    assert np.array_equal(v[mine, 0], np.where(col[mine] == 0, black_wins, ~black_wins))
+    assert np.array_equal(sampler.value_targets(g, col), D.PositionSampler(
+        cache, seed=3).value_targets(g, col))      # validation keeps the real komi
+    owners = _write_leads(tmp_path / "owners.jsonl", [{"source": "g0.sgf", "agrees": True,
+                                                       "owner": "X" * 361}])
+    with pytest.raises(D.DataError, match="owners.jsonl line 1 is not a lead line"):
+        D.load_leads(owners, cache)
+    none = _write_leads(tmp_path / "none.jsonl", [{"source": "g2.sgf", "agrees": False}])
+    with pytest.raises(D.DataError, match="no resigned game of the cache"):
+        D.load_leads(none, cache)
 
 
 def test_res6v_heads() -> None:
@@ -311,6 +365,22 @@ def test_a_value_run_with_a_komi_spread(results_cache, tmp_path, capsys) -> None
     assert T.main(["--data", str(results_cache), "--out", str(tmp_path / "p"), "--steps", "1",
                    *policy, "--komi-spread", "10"]) == 2
     assert "--komi-spread is for value models" in capsys.readouterr().err
+
+
+def test_a_value_run_with_leads_for_resigned_games(results_cache, tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    leads = str(_write_leads(tmp_path / "leads.jsonl",
+                             [{"source": "g0.sgf", "agrees": True, "lead": 10.0}]))
+    base = ["--data", str(results_cache), "--out", str(out), *TINY_V]
+    assert T.main([*base, "--steps", "1", "--leads", leads]) == 2
+    assert "--leads is for --komi-spread" in capsys.readouterr().err
+    assert T.main([*base, "--steps", "2", "--komi-spread", "10", "--leads", leads]) == 0
+    assert f"(and 1 resigned games' by their leads in {leads})" in capsys.readouterr().err
+    meta = load_checkpoint(out / "last.pt").metadata
+    assert meta["train_state"]["leads"] == leads and meta["data"]["leads"]["used"] == 1
+    assert T.main([*base, "--steps", "3", "--resume"]) == 0
+    assert "by their leads in" in capsys.readouterr().err
+    assert load_checkpoint(out / "last.pt").metadata["train_state"]["leads"] == leads
 
 
 def test_a_value_run_learns_ownership_from_labels(results_cache, tmp_path, capsys) -> None:
