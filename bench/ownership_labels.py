@@ -208,6 +208,15 @@ def finish(out: dict, own: np.ndarray, names: list[str], score: float,
     return out
 
 
+def black_owns(evaluator, board: Board, history) -> np.ndarray:
+    """P(Black owns the point) per point, rows from the top, by an
+    ownership network asked at ``board`` (``history``: the moves, most
+    recent first)."""
+    prob = evaluator.evaluate(root_planes(board, history, 9),
+                              np.array([board.to_move], np.int32))[0]
+    return prob if board.to_move == BLACK else 1.0 - prob
+
+
 def net_label(evaluator, path: Path, source: str, max_error: float = NET_MAX_ERROR) -> dict | None:
     """The label of one game by an ownership network (None: not a counted
     game): the stones it gives to the other colour are dead.  It agrees
@@ -217,10 +226,8 @@ def net_label(evaluator, path: Path, source: str, max_error: float = NET_MAX_ERR
         return game
     out, board, prisoners, history = game
     out["by"] = Path(evaluator.path).name
-    prob = evaluator.evaluate(root_planes(board, history, 9),
-                              np.array([board.to_move], np.int32))[0]
+    black = black_owns(evaluator, board, history)
     n = board.size
-    black = prob if board.to_move == BLACK else 1.0 - prob     # P(black owns the point)
     dead, names = [], []
     for p in board.points():
         k = board.color(p)
@@ -245,10 +252,7 @@ def net_lead(evaluator, path: Path, source: str) -> dict | None:
         return game
     out, board, _, history = game
     out["by"] = Path(evaluator.path).name
-    prob = evaluator.evaluate(root_planes(board, history, 9),
-                              np.array([board.to_move], np.int32))[0]
-    n = board.size
-    black = prob if board.to_move == BLACK else 1.0 - prob
+    black = black_owns(evaluator, board, history)
     lead = round(float(np.sum(2.0 * black.astype(np.float64) - 1.0)), 2)
     ahead = "B" if lead > out["komi"] else "W" if lead < out["komi"] else "0"
     out.update(lead=lead, agrees=ahead == out["result"][0])

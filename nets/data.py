@@ -710,7 +710,8 @@ def load_leads(paths, cache: GameCache) -> tuple[np.ndarray, dict]:
     --net CKPT --leads``; one path or several) estimate for the cache's
     value games won by resignation, NaN for the others; and how many lines
     were used, disagreed with the record (left out), were not in the cache,
-    or named a game the cache does not hold as a resigned value game.
+    or named a game the cache does not hold as a resigned value game (or
+    whose lead contradicts the cache's winner).
     Raises DataError naming a file that is not such lines."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     index = {s.decode("utf-8"): g for g, s in enumerate(cache.source)}

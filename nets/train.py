@@ -713,19 +713,17 @@ def train(args: argparse.Namespace) -> dict:
                           ("komi_spread", 0), ("train_only", "all")):
         if getattr(args, name) is None:
             setattr(args, name, type(default)(state.get(name, default)))
-    if args.labels is None and state.get("labels"):
-        # a value net keeps learning ownership from the labels it learnt from
-        if all(Path(p).is_file() for p in state["labels"].split(",")):
-            args.labels = state["labels"]
-        elif is_main:
-            print(f"warning: {state['labels']}, the labels the run learnt from, are missing: "
-                  f"no ownership is learnt (give --labels)", file=sys.stderr)
-    if args.leads is None and state.get("leads"):
-        if all(Path(p).is_file() for p in state["leads"].split(",")):
-            args.leads = state["leads"]
-        elif is_main:
-            print(f"warning: {state['leads']}, the leads the run learnt from, are missing: "
-                  f"the resigned games keep their komi (give --leads)", file=sys.stderr)
+    # a value net keeps learning ownership from the labels it learnt from, and
+    # other komi from the resigned games' leads
+    for name, without in (("labels", "no ownership is learnt"),
+                          ("leads", "the resigned games keep their komi")):
+        kept = state.get(name)
+        if getattr(args, name) is None and kept:
+            if all(Path(p).is_file() for p in kept.split(",")):
+                setattr(args, name, kept)
+            elif is_main:
+                print(f"warning: {kept}, the {name} the run learnt from, are missing: "
+                      f"{without} (give --{name})", file=sys.stderr)
 
     # model
     overrides = {k: v for k, v in (("width", args.width), ("layers", args.layers),
