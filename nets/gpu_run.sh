@@ -50,7 +50,9 @@
 # (pip download sgfmill) where the machine lacks it.  The generator stops
 # when the training ends; its games come back as $OUT/gen9-sSEED.tar.xz (a
 # folder gen9-sSEED of SGF files: unpack it beside the others, e.g. into
-# runs/games9/) with its log, $OUT/generate.log.
+# runs/games9/), with its log, generate.log, packed beside that folder (in
+# $OUT while it plays; packed, so that a value net's 7 files and the games
+# stay inside the 8 files a call brings back).
 set -euo pipefail
 
 : "${OUT:?set OUT to the folder that receives the results}"
@@ -126,7 +128,8 @@ if [ -n "$gen_pid" ]; then
     kill -TERM "$gen_pid" 2>/dev/null || true
     wait "$gen_pid" || true
     rm -rf "$games"/.game-*
-    tar -cJf "$OUT/gen9-s$GEN9_SEED.tar.xz" -C "$run" "gen9-s$GEN9_SEED"
+    mv "$OUT/generate.log" "$run/generate.log"
+    tar -cJf "$OUT/gen9-s$GEN9_SEED.tar.xz" -C "$run" "gen9-s$GEN9_SEED" generate.log
     echo "gen9-s$GEN9_SEED.tar.xz: $(ls "$games" | wc -l) games" | tee -a "$OUT/train.log"
 fi
 cp "$run/best.pt" "$OUT/$MODEL.best.pt"

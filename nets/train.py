@@ -36,7 +36,13 @@ optimizer state, e.g. ``nets/weights/res6.pt``, its ``res6.metrics.jsonl``
 seeding OUT's curves) in a fresh OUT.  ``--minutes M`` stops the run at the
 first step boundary after M minutes, evaluated and checkpointed, so that
 a run fits a time slot (a session, a GPU call) and the next one resumes it;
-SIGTERM (``kill PID``) stops a one-process run the same way.
+SIGTERM (``kill PID``) stops a one-process run the same way.  With
+``--fit-steps`` the half cosine ends with the minutes rather than at
+``--steps`` (then the most steps the run may take): after a warm-up of a
+twentieth of the time, the last step is set from the speed measured since,
+evaluations included, and set again every 50 steps, so that the rate
+reaches nothing as the time runs out, however fast the machine turns out
+to be.
 
 ``--ema DECAY`` (e.g. 0.999) keeps an exponential moving average of the
 weights and batch-norm statistics beside them (PyTorch's ``AveragedModel``):
@@ -227,6 +233,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop after this many minutes at a step boundary, evaluated and "
                          "checkpointed (resume later with --resume)")
+    ap.add_argument("--fit-steps", action="store_true",
+                    help="with --minutes and a half cosine: end the cosine when the minutes "
+                         "run out, its last step set from the measured speed (--steps is then "
+                         "the most steps the run may take)")
     ap.add_argument("--seed", type=int, default=None,
                     help="seed of the batches and the initial weights (default 0, or the "
                          "checkpoint's when resuming, so that a resumed run draws the batches "
@@ -259,6 +269,8 @@ def check_options(args: argparse.Namespace) -> None:
         raise TrainError(f"--workers must be at least 0, got {args.workers}")
     if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
         raise TrainError(f"--minutes must be a positive number, got {args.minutes}")
+    if args.fit_steps and args.minutes is None:
+        raise TrainError("--fit-steps fits the steps to --minutes: give --minutes")
     if not (math.isfinite(args.late) and 0 <= args.late <= 1):
         raise TrainError(f"--late must lie in 0..1, got {args.late}")
     if args.resume_from is not None and not Path(args.resume_from).is_file():
@@ -409,6 +421,22 @@ def lr_at(step: int, base: float, halvings: list[int], cosine_from: int | None =
     return rate * 0.5 * (1.0 + math.cos(math.pi * t))
 
 
+FIT_EVERY = 50        # --fit-steps: steps between estimates of the last step
+FIT_WARMUP = 0.05     # ... and the share of --minutes left out of the speed (cuDNN's trials, loaders)
+
+
+def fitted_end(step: int, cap: int, steps_per_second: float, seconds_left: float) -> int:
+    """--fit-steps: the step a run at ``step``, going at ``steps_per_second``,
+    reaches when ``seconds_left`` have passed; at least the next step, at
+    most ``cap``."""
+    return max(step + 1, min(cap, step + int(steps_per_second * max(seconds_left, 0.0))))
+
+
+def step_of(ck, state: dict) -> int:
+    """The step a run resumed from checkpoint ``ck`` (None: a fresh run) goes on from."""
+    return 0 if ck is None else int(state.get("step", ck.metadata.get("steps", 0)))
+
+
 def cosine_start(spec: str | None, state: dict) -> int | None:
     """``--cosine-from``: a step number, 'none', or (None) the checkpoint's."""
     if spec is None:
@@ -482,6 +510,12 @@ class Progress:
         if due or step == self.total:
             self.last = now
             print(f"step {step}/{self.total} {text()}", file=sys.stderr, flush=True)
+
+    def set_total(self, total: int) -> None:
+        """The run's last step moved (--fit-steps)."""
+        self.total = total
+        if self.bar is not None:
+            self.bar.total = total
 
     def write(self, text: str) -> None:
         if not self.enabled:
@@ -840,6 +874,11 @@ def train(args: argparse.Namespace) -> dict:
     else:
         halvings = halve_points(args.halve_at, args.steps)
     cosine_from = cosine_start(args.cosine_from, state)
+    if args.fit_steps and cosine_from is None:
+        raise TrainError("--fit-steps moves the end of the half cosine: give --cosine-from")
+    if args.fit_steps and step_of(ck, state) >= args.steps:
+        raise TrainError(f"--fit-steps: the run is at step {step_of(ck, state)} already, "
+                         f"--steps {args.steps} leaves it none")
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(param_groups(model, args.head_lr_scale, new_blocks,
                                            args.new_block_lr_scale), lr=base_lr, momentum=0.0,
@@ -848,9 +887,8 @@ def train(args: argparse.Namespace) -> dict:
         opt = torch.optim.Adam(param_groups(model, args.head_lr_scale, new_blocks,
                                            args.new_block_lr_scale), lr=base_lr,
                                weight_decay=args.weight_decay)
-    step = 0
+    step = step_of(ck, state)
     if ck is not None:
-        step = int(state.get("step", ck.metadata.get("steps", 0)))
         if ck.optimizer is not None:
             # the groups' rates are this run's: a resumed run told another
             # --head-lr-scale or --new-block-lr-scale learns at it
@@ -1015,7 +1053,10 @@ def train(args: argparse.Namespace) -> dict:
                f"{args.next_weight:g})" if next_moves else "")
             + f", halved at {halvings or 'never'}"
             + (f", from step {cosine_from} falling along a half cosine to 0 at step {args.steps}"
-               if cosine_from is not None else "")
+               if cosine_from is not None and not args.fit_steps else "")
+            + (f", from step {cosine_from} falling along a half cosine to 0 as the "
+               f"{args.minutes:g} minutes run out (at most step {args.steps})"
+               if args.fit_steps else "")
             + (f", gradient norm clipped at {args.clip_grad:g}" if args.clip_grad else "")
             + (f", weights averaged (decay {args.ema:g})" if ema is not None else "")
             + f"; features v{FEATURE_VERSION} ({N_PLANES} planes); precision {precision} ({why})"
@@ -1057,6 +1098,7 @@ def train(args: argparse.Namespace) -> dict:
         window_t, window_steps = time.time(), 0
         it = iter(loader)
         deadline = None if args.minutes is None else t_start + 60.0 * args.minutes
+        steps_cap, fit_mark = args.steps, None      # --fit-steps: (time, step) after warm-up
         while step < args.steps:
             lr = lr_at(step, base_lr, halvings, cosine_from, args.steps)
             for g in opt.param_groups:
@@ -1077,6 +1119,20 @@ def train(args: argparse.Namespace) -> dict:
             speed = window_steps * args.batch / max(now - window_t, 1e-9)
             if now - window_t >= 10:
                 window_t, window_steps = now, 0
+            if args.fit_steps and step % FIT_EVERY == 0:
+                end = args.steps
+                if fit_mark is None:
+                    if now - t_start >= FIT_WARMUP * 60.0 * args.minutes:
+                        fit_mark = (now, step)
+                else:
+                    end = fitted_end(step, steps_cap, (step - fit_mark[1]) / (now - fit_mark[0]),
+                                     deadline - now)
+                if world > 1:                       # every process ends at the same step
+                    t = torch.tensor([float(end)], device=device)
+                    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MIN)
+                    end = int(t.item())
+                args.steps = end
+                progress.set_total(end)
             progress.update(step, lambda: f"loss {loss.item():.4f} lr {lr:.4g} {speed:.0f} pos/s")
             out_of_time = deadline is not None and time.time() >= deadline
             if deadline is not None and world > 1:      # every process stops at the same step

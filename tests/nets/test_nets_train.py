@@ -101,6 +101,34 @@ def test_resume_keeps_the_cosine_unless_told(cache, tmp_path, capsys) -> None:
     assert rows[-1]["step"] == 4 and rows[-1]["lr"] == pytest.approx(0.0)
 
 
+def test_fitted_end_is_where_the_speed_reaches_in_the_time_left() -> None:
+    assert T.fitted_end(100, 1000, 10.0, 20.0) == 300
+    assert T.fitted_end(100, 250, 10.0, 20.0) == 250          # --steps caps it
+    assert T.fitted_end(100, 1000, 10.0, -5.0) == 101         # past the deadline: the next step
+    assert T.fitted_end(100, 1000, 0.0, 20.0) == 101
+
+
+def test_fit_steps_ends_the_cosine_with_the_minutes(cache, tmp_path, capsys) -> None:
+    """--fit-steps: a run told a million steps and 6 seconds stops by
+    the clock, far short of its --steps, with its rate already low; without
+    it the same run would stop at the full rate.  It needs --minutes and a
+    half cosine."""
+    out = tmp_path / "run"
+    args = ["--data", str(cache), "--steps", "1000000", "--lr", "0.001",
+            "--eval-every", "1000000", "--cosine-from", "0", "--halve-at", "none", *TINY]
+    assert T.main([*args, "--out", str(out), "--minutes", "0.1", "--fit-steps"]) == 0
+    assert "falling along a half cosine to 0 as the 0.1 minutes run out (at most step 1000000)" \
+        in capsys.readouterr().err
+    last = _metrics(out)[-1]
+    assert 0 < last["step"] < 1000000
+    assert last["lr"] < 0.5 * 0.001
+    assert T.main([*args, "--out", str(tmp_path / "a"), "--fit-steps"]) == 2
+    assert "--fit-steps fits the steps to --minutes" in capsys.readouterr().err
+    args[args.index("--cosine-from") + 1] = "none"
+    assert T.main([*args, "--out", str(tmp_path / "b"), "--minutes", "0.1", "--fit-steps"]) == 2
+    assert "give --cosine-from" in capsys.readouterr().err
+
+
 def test_auto_layout_is_channels_last_for_residual_nets_on_cpu_and_gpu() -> None:
     """--memory-format auto: the residual nets take channels-last on a CPU
     and a CUDA GPU (both measured faster), the others stay contiguous."""
