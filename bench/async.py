@@ -2,7 +2,7 @@
 
     python -m bench.async [--seconds S] [--sizes 9,19] [--threads N]
                           [--network PATH] [--device auto|cpu|cuda] [--batch 128]
-                          [--net-threads 1] [--eager] [--json FILE]
+                          [--net-threads 1] [--eager] [--max-wait MS] [--json FILE]
 
 For each board size, the search runs from the empty board for ``--seconds``
 twice: without a network, then with the network's delayed priors (the
@@ -17,6 +17,11 @@ worker of nets/worker.py on the GPU if there is one, else on the CPU with
 * median and 95th-percentile lag from a request's publication to its
   priors in the tree, the worker's mean batch, and the visit threshold the
   back-pressure ended on.
+
+``--max-wait MS`` sets how long the worker waits for a batch to fill
+before it goes with fewer (default: nets/worker.py's policy, 2 ms on a GPU,
+none on a CPU), so that both sides of that trade, lag and batch size, can
+be measured on one machine.
 
 Kernels and the network are warmed up first.  The search's early stop is
 off so that every run lasts the full time.  The numbers depend on whatever
@@ -46,7 +51,7 @@ class _TimedSearch(Search):
 
 
 def measure(size: int, seconds: float, threads: int, evaluator, batch: int,
-            gammas, seed: int = 1) -> dict:
+            gammas, seed: int = 1, max_wait: float | None = None) -> dict:
     from nets.worker import PriorWorker
 
     cfg = SearchConfig()
@@ -55,7 +60,7 @@ def measure(size: int, seconds: float, threads: int, evaluator, batch: int,
     search = _TimedSearch(cfg, gammas, threads=threads, seed=seed)
     search.attach_network(evaluator.evaluate, evaluator.supports,
                           value=evaluator.evaluate_value if evaluator.has_value else None)
-    worker = PriorWorker(search.queue, evaluator, batch)
+    worker = PriorWorker(search.queue, evaluator, batch, max_wait)
     worker.start()
     try:
         r1 = search.run(Board(size), 7.5, seconds=seconds)
@@ -108,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="CPU threads of the network on a CPU (default 1)")
     ap.add_argument("--eager", action="store_true",
                     help="on CUDA, run the network eagerly, not as CUDA graphs (to compare)")
+    ap.add_argument("--max-wait", type=float, default=None, metavar="MS",
+                    help="milliseconds the worker waits for a batch to fill (default: 2 on a "
+                         "GPU, 0 on a CPU)")
     ap.add_argument("--json", default=None, help="also write the rows to FILE")
     args = ap.parse_args(argv)
     try:
@@ -116,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--sizes: expected numbers like 9,19, got {args.sizes!r}")
     if not 0 < args.seconds < math.inf or args.threads < 1 or args.batch < 1 or args.net_threads < 1:
         ap.error("--seconds, --threads, --batch and --net-threads must be positive")
+    if args.max_wait is not None and not 0 <= args.max_wait < math.inf:
+        ap.error(f"--max-wait must be a number of milliseconds >= 0, got {args.max_wait:g}")
     from nets.evaluator import DEFAULT_WEIGHTS, PolicyEvaluator
+    from nets.worker import default_max_wait
 
     try:
         evaluator = PolicyEvaluator(args.network or DEFAULT_WEIGHTS, args.device, args.net_threads,
@@ -134,10 +145,14 @@ def main(argv: list[str] | None = None) -> int:
         evaluator.warm(s, args.batch)
     graphs = ("" if evaluator.device.type != "cuda"
               else ", CUDA graphs" if evaluator.cuda_graphs else ", eager")
+    wait = (default_max_wait(evaluator.device) if args.max_wait is None
+            else args.max_wait / 1000.0)
     print(f"# {platform.node()}: {os.cpu_count()} cores, network {evaluator.name} on "
-          f"{evaluator.device}{graphs}, batch {args.batch}, search threads {args.threads}, "
+          f"{evaluator.device}{graphs}, batch {args.batch} (filled for up to "
+          f"{1000.0 * wait:g} ms), search threads {args.threads}, "
           f"{args.seconds:g}s per run", flush=True)
-    rows = [measure(s, args.seconds, args.threads, evaluator, args.batch, gammas) for s in sizes]
+    rows = [measure(s, args.seconds, args.threads, evaluator, args.batch, gammas,
+                    max_wait=wait) for s in sizes]
     print(format_table(rows))
     if args.json:
         with open(args.json, "w") as f:

@@ -6,7 +6,7 @@ head (delayed values); the queue writes them into the tree.  The
 search threads never wait for it.
 
 The same worker runs on the GPU and on the CPU; only the batching policy
-differs (see :meth:`PriorWorker.run`).
+differs (see :func:`default_max_wait`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,15 @@ from engine.features import N_PLANES
 log = logging.getLogger("engine")
 
 
+def default_max_wait(device) -> float:
+    """Seconds the worker waits for a batch to fill before it goes with
+    fewer.  On a GPU a batch of 128 costs about what one position costs, so
+    it waits up to 2 ms (one search thread publishes every few ms).  On a
+    CPU the cost grows with the batch, so waiting buys nothing: it takes
+    whatever is waiting, at once."""
+    return 0.002 if device.type == "cuda" else 0.0
+
+
 class PriorWorker(threading.Thread):
     """``PriorWorker(queue, evaluator, batch=128).start()``; ``stop()`` ends
     it (also at interpreter exit: it is a daemon thread)."""
@@ -32,13 +41,8 @@ class PriorWorker(threading.Thread):
         self.queue = queue
         self.evaluator = evaluator
         self.batch = batch
-        # Batching policy.  On a GPU a batch of 128 costs about what one
-        # position costs, so the worker waits up to 2 ms for a batch to
-        # fill (one search thread publishes every few ms) before it goes
-        # with fewer.  On a CPU the cost grows with the batch, so waiting
-        # buys nothing: take whatever is waiting, at once.
-        if max_wait is None:
-            max_wait = 0.002 if evaluator.device.type == "cuda" else 0.0
+        if max_wait is None:                        # the batching policy
+            max_wait = default_max_wait(evaluator.device)
         self.max_wait = max_wait
         self._stop_event = threading.Event()
         self._size = -1
@@ -84,4 +88,4 @@ class PriorWorker(threading.Thread):
             self.join(timeout)
 
 
-__all__ = ["PriorWorker"]
+__all__ = ["PriorWorker", "default_max_wait"]

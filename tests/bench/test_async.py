@@ -23,6 +23,7 @@ def test_tiny_run_prints_one_row_per_size(capsys, tmp_path) -> None:
     assert A.main(["--seconds", "2", "--sizes", "9", "--json", str(out)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("# ") and "network res6v on cpu, batch 128" in lines[0]
+    assert "(filled for up to 0 ms)" in lines[0]          # a CPU worker takes what is waiting
     assert lines[1].startswith("| board | rollouts/s, no network | rollouts/s, delayed priors |")
     assert len(lines) == 4 and lines[3].startswith("| 9x9 | ")
     import json
@@ -39,6 +40,7 @@ def test_tiny_run_prints_one_row_per_size(capsys, tmp_path) -> None:
     (["--sizes", "x"], "--sizes"),
     (["--network", "/nonexistent.pt"], "does not exist"),
     (["--seconds", "0"], "must be positive"),
+    (["--max-wait", "-1"], "--max-wait must be a number of milliseconds >= 0"),
 ])
 def test_bad_arguments(args, message) -> None:
     r = subprocess.run([sys.executable, "-m", "bench.async", *args], cwd=ROOT,
