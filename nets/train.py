@@ -876,8 +876,9 @@ def train(args: argparse.Namespace) -> dict:
     cosine_from = cosine_start(args.cosine_from, state)
     if args.fit_steps and cosine_from is None:
         raise TrainError("--fit-steps moves the end of the half cosine: give --cosine-from")
-    if args.fit_steps and step_of(ck, state) >= args.steps:
-        raise TrainError(f"--fit-steps: the run is at step {step_of(ck, state)} already, "
+    step = step_of(ck, state)
+    if args.fit_steps and step >= args.steps:
+        raise TrainError(f"--fit-steps: the run is at step {step} already, "
                          f"--steps {args.steps} leaves it none")
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(param_groups(model, args.head_lr_scale, new_blocks,
@@ -887,7 +888,6 @@ def train(args: argparse.Namespace) -> dict:
         opt = torch.optim.Adam(param_groups(model, args.head_lr_scale, new_blocks,
                                            args.new_block_lr_scale), lr=base_lr,
                                weight_decay=args.weight_decay)
-    step = step_of(ck, state)
     if ck is not None:
         if ck.optimizer is not None:
             # the groups' rates are this run's: a resumed run told another
