@@ -48,3 +48,21 @@ def mann_whitney(a: list[float], b: list[float]) -> tuple[float, float, float]:
         return u, 0.0, 1.0
     z = (u - n1 * n2 / 2.0) / math.sqrt(var)
     return u, z, math.erfc(abs(z) / math.sqrt(2))
+
+
+def fisher_exact(a: int, n1: int, b: int, n2: int) -> tuple[float, float]:
+    """Fisher's exact test of ``a`` successes in ``n1`` trials against ``b``
+    in ``n2``: the one-sided p that the first's rate is the higher (the
+    chance of ``a`` or more when the ``a + b`` successes fall at random
+    among the ``n1 + n2`` trials), and the two-sided p (every table no
+    likelier than the one seen)."""
+    if not (0 <= a <= n1 and 0 <= b <= n2):
+        raise ValueError(f"successes outside their trials: {a} of {n1}, {b} of {n2}")
+    n, k = n1 + n2, a + b
+    total = math.comb(n, n1)
+    pmf = {x: math.comb(k, x) * math.comb(n - k, n1 - x) / total
+           for x in range(max(0, k - n2), min(k, n1) + 1)}
+    greater = sum(p for x, p in pmf.items() if x >= a)
+    seen = pmf[a] * (1 + 1e-7)
+    two = sum(p for p in pmf.values() if p <= seen)
+    return min(1.0, greater), min(1.0, two)
