@@ -30,6 +30,9 @@ from pathlib import Path
 from bench.stats import fisher_exact, wilson
 
 
+RECORD_KEYS = ("engine_won", "end", "moves")
+
+
 class CompareError(Exception):
     """A folder or a record that gives no count (exit status 2)."""
 
@@ -42,9 +45,12 @@ def folder_counts(folder: Path, early: int) -> dict:
     for path in sorted(folder.glob("game-[0-9][0-9][0-9].json")):
         try:
             rec = json.loads(path.read_text())
-            rec["engine_won"], rec["end"], rec["moves"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError) as exc:
             raise CompareError(f"{path}: not a bench.match game record ({exc})") from exc
+        missing = [k for k in RECORD_KEYS if not isinstance(rec, dict) or k not in rec]
+        if missing:
+            raise CompareError(f"{path}: not a bench.match game record "
+                               f"(no {', '.join(missing)})")
         if rec["end"] != "referee error":
             records.append(rec)
     if not records:

@@ -66,6 +66,9 @@ def test_what_gives_no_count_exits_2(tmp_path, capsys) -> None:
     (empty / "game-001.json").write_text("{not json")
     assert compare.main([str(a), str(empty)]) == 2
     assert "game-001.json: not a bench.match game record" in capsys.readouterr().err
+    (empty / "game-001.json").write_text('{"engine_won": true}')
+    assert compare.main([str(a), str(empty)]) == 2
+    assert "game-001.json: not a bench.match game record (no end, moves)" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         compare.main([str(a)])
     assert exit_.value.code == 2
