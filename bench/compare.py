@@ -27,10 +27,11 @@ import json
 import sys
 from pathlib import Path
 
-from bench.stats import fisher_exact, wilson
+from bench.match import finished_games, summarise
+from bench.stats import fisher_exact
 
-
-RECORD_KEYS = ("engine_won", "end", "moves")
+# what bench.match's summarise reads of a finished game's record
+RECORD_KEYS = ("game", "engine_color", "engine_won", "end", "moves", "seconds", "error")
 
 
 class CompareError(Exception):
@@ -38,10 +39,10 @@ class CompareError(Exception):
 
 
 def folder_counts(folder: Path, early: int) -> dict:
-    """The counts of one bench.match folder's finished games."""
+    """The counts of one bench.match folder's finished games: bench.match's
+    own summary of them, and the moves at which the engine resigned."""
     if not folder.is_dir():
         raise CompareError(f"{folder}: no such folder")
-    records = []
     for path in sorted(folder.glob("game-[0-9][0-9][0-9].json")):
         try:
             rec = json.loads(path.read_text())
@@ -51,21 +52,13 @@ def folder_counts(folder: Path, early: int) -> dict:
         if missing:
             raise CompareError(f"{path}: not a bench.match game record "
                                f"(no {', '.join(missing)})")
-        if rec["end"] != "referee error":
-            records.append(rec)
-    if not records:
+    records = list(finished_games(folder).values())
+    s = summarise(records)
+    if not s["games"]:
         raise CompareError(f"{folder}: no game-NNN.json records (a bench.match --sgf-dir)")
-    wins = sum(1 for r in records if r["engine_won"] is True)
-    draws = sum(1 for r in records if r["engine_won"] is None)
-    lo, hi = wilson(wins + 0.5 * draws, len(records))
-    ends: dict[str, int] = {}
-    for r in records:
-        ends[r["end"]] = ends.get(r["end"], 0) + 1
     resigned = sorted(r["moves"] for r in records
                       if r["end"] == "resignation" and r["engine_won"] is False)
-    return {"games": len(records), "wins": wins, "draws": draws,
-            "win_rate": round((wins + 0.5 * draws) / len(records), 4),
-            "wilson95": [round(lo, 4), round(hi, 4)], "ended_by": ends,
+    return {**{k: s[k] for k in ("games", "wins", "draws", "win_rate", "wilson95", "ended_by")},
             "engine_resigned_at": resigned,
             "engine_resigned_early": sum(1 for m in resigned if m < early)}
 

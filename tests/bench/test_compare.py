@@ -18,7 +18,8 @@ def match_folder(tmp_path: Path, name: str, games: list[tuple]) -> Path:
     folder.mkdir()
     for i, (won, end, moves) in enumerate(games, 1):
         (folder / f"game-{i:03d}.json").write_text(json.dumps(
-            {"game": i, "engine_color": "W", "engine_won": won, "end": end, "moves": moves}))
+            {"game": i, "engine_color": "W", "engine_won": won, "end": end, "moves": moves,
+             "seconds": 60.0, "error": None}))
     (folder / "game-009.partial.json").write_text("{}")       # a game in play: not counted
     return folder
 
@@ -66,7 +67,8 @@ def test_what_gives_no_count_exits_2(tmp_path, capsys) -> None:
     (empty / "game-001.json").write_text("{not json")
     assert compare.main([str(a), str(empty)]) == 2
     assert "game-001.json: not a bench.match game record" in capsys.readouterr().err
-    (empty / "game-001.json").write_text('{"engine_won": true}')
+    (empty / "game-001.json").write_text(
+        '{"game": 1, "engine_color": "W", "engine_won": true, "seconds": 1, "error": null}')
     assert compare.main([str(a), str(empty)]) == 2
     assert "game-001.json: not a bench.match game record (no end, moves)" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
