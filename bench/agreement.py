@@ -15,7 +15,9 @@ Each ``--engine`` is started once and, for every position, sent
 ``boardsize``, ``clear_board``, ``komi`` (the game's), the game's moves up to
 the position as ``play`` commands, then ``reg_genmove`` for the player to
 move: the move the engine would play there, with its own search, time
-rules and resignation, and nothing played.  A hit is the professional's
+rules and resignation, and nothing played.  An engine without
+``reg_genmove`` (``known_command`` says so; Pachi has none) is sent
+``genmove`` and then ``undo``.  A hit is the professional's
 move; a pass or a resignation never is.  Any GTP engine does (GNU Go, Pachi,
 this engine under other settings or networks), so a search and the network
 alone (``--policy-only``) can be set beside each other on the same
@@ -131,6 +133,9 @@ def engine_moves(command: str, positions: list[dict], timeout: float,
         raise AgreementError(f"engine {command!r} cannot be started: {e}") from None
     out = []
     try:
+        # reg_genmove where the engine has it (GNU Go, this engine);
+        # otherwise (Pachi) genmove, then undo of the move it played
+        regress = ask(client, "known_command reg_genmove", command).strip() == "true"
         for k, pos in enumerate(positions):
             ask(client, f"boardsize {SIZE}", command)
             ask(client, "clear_board", command)
@@ -138,8 +143,13 @@ def engine_moves(command: str, positions: list[dict], timeout: float,
             for colour, mv in pos["history"]:
                 ask(client, f"play {colour} {mv or 'pass'}", command)
             started = time.perf_counter()
-            move = ask(client, f"reg_genmove {pos['colour']}", command).strip().upper()
+            if regress:
+                move = ask(client, f"reg_genmove {pos['colour']}", command).strip().upper()
+            else:
+                move = ask(client, f"genmove {pos['colour']}", command).strip().upper()
             seconds = time.perf_counter() - started
+            if not regress and move != "RESIGN":
+                ask(client, "undo", command)
             out.append({"move": move, "hit": move == pos["answer"].upper(),
                         "seconds": round(seconds, 3)})
             if progress:

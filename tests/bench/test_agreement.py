@@ -18,28 +18,48 @@ GAME = "(;GM[1]FF[4]SZ[19]KM[6.5];B[pd];W[dp];B[pq];W[dd];B[qk];W[];B[jj])"
 MOVES = ["Q16", "D4", "Q3", "D16", "R9", None, "K10"]      # as GTP vertices
 
 
-def fake_engine(tmp_path: Path, name: str, wrong: str = "A1", die_at: int = -1) -> str:
-    """A GTP engine whose reg_genmove after k plays is GAME's move k+1 when
-    k is even, ``wrong`` otherwise; it exits at its ``die_at``-th reg_genmove."""
+def fake_engine(tmp_path: Path, name: str, wrong: str = "A1", die_at: int = -1,
+                regress: bool = True) -> str:
+    """A GTP engine whose move after k plays is GAME's move k+1 when k is
+    even, ``wrong`` otherwise; it exits at its ``die_at``-th move.  With
+    ``regress`` it answers reg_genmove; without, only genmove (which plays
+    the move) and undo, and it refuses any command but undo after a move
+    it played."""
     prog = tmp_path / name
     prog.write_text(f"""#!{sys.executable}
 import sys
-moves, played, asked = {MOVES!r}, 0, 0
+moves, played, asked, regress, pending = {MOVES!r}, 0, 0, {regress!r}, False
 for line in sys.stdin:
     parts = line.split()
     if not parts:
         continue
     cmd = parts[0]
+    if pending and cmd != "undo":
+        print("? the move played is still on the board\\n", flush=True)
+        continue
+    if cmd == "known_command":
+        print("= " + ("true" if regress or parts[1] != "reg_genmove" else "false") + "\\n",
+              flush=True)
+        continue
     if cmd == "clear_board":
         played = 0
     elif cmd == "play":
         played += 1
-    elif cmd == "reg_genmove":
+    elif cmd == "undo":
+        played -= 1
+        pending = False
+    elif cmd == ("reg_genmove" if regress else "genmove"):
         asked += 1
         if asked == {die_at}:
             sys.exit(3)
         answer = moves[played] if played % 2 == 0 else {wrong!r}
+        if not regress and answer != "resign":
+            played += 1
+            pending = True
         print("= " + answer.lower() + "\\n", flush=True)
+        continue
+    elif cmd not in ("boardsize", "komi", "quit"):
+        print("? unknown command\\n", flush=True)
         continue
     elif cmd == "quit":
         print("=\\n", flush=True)
@@ -63,7 +83,7 @@ def games(tmp_path: Path) -> Path:
 
 def test_hits_by_phase_and_against_the_first(tmp_path, games, capsys) -> None:
     right = fake_engine(tmp_path, "right")          # gets moves 1, 3, 5 and 7
-    resigns = fake_engine(tmp_path, "resigns", wrong="resign")
+    resigns = fake_engine(tmp_path, "resigns", wrong="resign", regress=False)
     out = tmp_path / "a.json"
     assert agreement.main([str(games), "--positions", "6", "--engine", right,
                            "--engine", resigns, "--json", str(out)]) == 0
