@@ -122,6 +122,8 @@ class SearchConfig:
     # delayed priors from the policy network (engine/priors.py)
     prior_cnn: float = 40.0         # visits of experience the network's opinion of a move is worth
                                     # (value sqrt(p / p_best)), added to the heuristic priors
+    prior_root: float = 0.0         # the same at the root, where the move is chosen; 0: prior_cnn
+                                    # (docs/search.md, "Priors at high simulation counts")
     nn_visits: int = 8              # visits a node needs before it is sent to the network
                                     # (the back-pressure raises it while the queue is long); a
                                     # node gets its children at expand_visits, so nodes the
@@ -192,6 +194,13 @@ def search_params(items: list[str]) -> dict:
             raise ValueError(f"--param {item!r}: {value!r} is not "
                              f"{'an integer' if kind is int else 'a number'}") from None
     return out
+
+
+def root_prior(cfg: SearchConfig) -> float:
+    """The visits of experience the network's opinion of a root move is
+    worth: ``cfg.prior_root`` where set, else ``cfg.prior_cnn``, as at
+    every other node."""
+    return cfg.prior_root if cfg.prior_root > 0 else cfg.prior_cnn
 
 
 def expand_visits_for(cfg: SearchConfig, size: int) -> int:

@@ -30,7 +30,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, copy_board, is_eyeish, is_legal, libs_after,
                           play, playable)
-from engine.config import SearchConfig, expand_visits_for
+from engine.config import SearchConfig, expand_visits_for, root_prior
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
@@ -468,6 +468,7 @@ class Search:
         self.ownership_net = None       # evaluate(planes, colors) -> P(own), or None
         self._own_cache: tuple | None = None
         self._policy_cache: tuple | None = None     # (position key, root_policy's answer)
+        self._root_prior_key: tuple | None = None   # the root whose priors are worth root_prior
         self._root_history: tuple[int, ...] = ()
 
     def attach_network(self, evaluate, supports=lambda size: True, fed: bool = True,
@@ -526,6 +527,7 @@ class Search:
         self.tree.clear()
         self._forget_arenas()
         self.root_key = None
+        self._root_prior_key = None
 
     def _forget_arenas(self) -> None:
         """Arenas index the pool as it was: after a clear or a compaction
@@ -646,6 +648,7 @@ class Search:
             self._prune_root(allowed, no_pass)   # a new root got its pass child just now
         if nn:
             self._evaluate_root(board, history, komi)
+            self._raise_root_prior(board, history)
         workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
         for t in workers:
             t.start()
@@ -692,9 +695,26 @@ class Search:
         with self.queue.tree_lock:
             ti[T_STATE, ROOT] = NN_PENDING
             write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size,
-                         self.cfg.prior_cnn)
+                         root_prior(self.cfg))
             if value is not None:
                 add_value(ti, tf, ROOT, value)
+        self._root_prior_key = position_key(board)
+        self._keep_root_policy(board, probs)
+
+    def _raise_root_prior(self, board: Board, history) -> None:
+        """A root kept from the last move got its priors as a node below
+        the root, worth ``prior_cnn``: add what ``prior_root`` asks for more,
+        once per root, in write_policy's form (one evaluation of the root)."""
+        extra = root_prior(self.cfg) - self.cfg.prior_cnn
+        ti, _, ei, ef = self.tree.arrays
+        if (extra == 0 or ti[T_STATE, ROOT] != NN_READY
+                or self._root_prior_key == position_key(board)):
+            return
+        probs = self._network_row(board, history)[0]
+        with self.queue.tree_lock:
+            ti[T_STATE, ROOT] = NN_PENDING
+            write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size, extra)
+        self._root_prior_key = position_key(board)
         self._keep_root_policy(board, probs)
 
     def root_policy(self, board: Board) -> dict[int, float]:

@@ -176,6 +176,55 @@ def test_favourite_of_the_network_becomes_the_choice():
     assert without[True] == 0 and with_net[True] == 5
 
 
+def test_the_root_prior_weighs_the_root_alone_once_a_root():
+    """``prior_root`` 400: the root's moves get 400 visits of the network's
+    experience instead of ``prior_cnn``'s 40, on a fresh root from its own
+    evaluation, and on a root kept from the last move (whose priors came
+    from the worker, at 40) when its first search starts, once; the pass,
+    to a network without a pass output, keeps its heuristic prior alone."""
+    board = Board(9)
+    gammas = load_gammas()
+    net = FakeNet(favourite=(9 - 3) * 9 + 2)
+    extra = {m: 0.0 if m == PASS else 360.0 for m in board.points()} | {PASS: 0.0}
+
+    def root_priors(s) -> dict[int, float]:
+        return {int(s.tree.ei[EI_MOVE, k]): float(s.tree.ef[EF_PRIOR_N, k])
+                for k in s.tree.edges(ROOT)}
+
+    def raised(before, after) -> dict[int, float]:
+        assert before.keys() == after.keys()
+        return {m: after[m] - before[m] for m in before}
+
+    searches = []
+    for cfg in (SearchConfig(), SearchConfig(prior_root=400.0)):
+        s = Search(cfg, gammas, 1, 5)
+        s.attach_network(net.evaluate, net.supports)
+        searches.append((s, PriorWorker(s.queue, net, batch=32)))
+    for s, worker in searches:
+        worker.start()
+    (plain, _), (rooted, _) = searches
+    try:
+        plain.run(board, 7.5, max_sims=1)
+        r = rooted.run(board, 7.5, max_sims=2000)
+        fresh = raised(root_priors(plain), root_priors(rooted))
+        assert fresh == {m: extra[m] for m in fresh}
+        after = board.copy()
+        after.play(r.move)
+        assert wait_for(lambda: rooted.queue.depth() == 0)
+        time.sleep(0.1)
+        rooted.advance(r.move, after)
+        assert rooted.tree.ti[T_STATE, ROOT] == NN_READY      # its priors came from the worker
+        kept = root_priors(rooted)
+        rooted.run(after, 7.5, max_sims=1)
+        once = root_priors(rooted)
+        assert raised(kept, once) == {m: extra[m] for m in kept}
+        rooted.run(after, 7.5, max_sims=1)
+        assert root_priors(rooted) == once
+    finally:
+        for _, worker in searches:
+            worker.stop()
+
+
 def test_a_pass_output_gives_the_pass_its_prior():
     """A network with a pass output (probabilities n * n + 1, the pass
     last) gives the root's pass child its share of the policy and the
