@@ -648,7 +648,6 @@ class Search:
             self._prune_root(allowed, no_pass)   # a new root got its pass child just now
         if nn:
             self._evaluate_root(board, history, komi)
-            self._raise_root_prior(board, history)
         workers = [threading.Thread(target=work, args=(sc,), daemon=True) for sc in self.scratch]
         for t in workers:
             t.start()
@@ -685,35 +684,27 @@ class Search:
 
     def _evaluate_root(self, board: Board, history, komi: float) -> None:
         """The root waits for its own network evaluation (the one wait the
-        search allows itself): its children's priors decide the first
-        simulations.  A value network's judgement of the root goes into
-        the root's value statistics."""
+        search allows itself): its children's priors, worth ``root_prior``,
+        decide the first simulations.  A value network's judgement of the
+        root goes into the root's value statistics.  A root kept from the
+        last move got its priors from the worker as a node below the root,
+        worth ``prior_cnn``: it gets what ``prior_root`` asks for more, once,
+        in write_policy's form (its value is already in)."""
         ti, tf, ei, ef = self.tree.arrays
-        if ti[T_STATE, ROOT] != EXPANDED:
+        extra = root_prior(self.cfg) - self.cfg.prior_cnn
+        if ti[T_STATE, ROOT] == EXPANDED:
+            equiv = root_prior(self.cfg)
+        elif (extra != 0 and ti[T_STATE, ROOT] == NN_READY
+              and self._root_prior_key != position_key(board)):
+            equiv, komi = extra, None
+        else:
             return
         probs, value = self._network_row(board, history, komi)
         with self.queue.tree_lock:
             ti[T_STATE, ROOT] = NN_PENDING
-            write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size,
-                         root_prior(self.cfg))
+            write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size, equiv)
             if value is not None:
                 add_value(ti, tf, ROOT, value)
-        self._root_prior_key = position_key(board)
-        self._keep_root_policy(board, probs)
-
-    def _raise_root_prior(self, board: Board, history) -> None:
-        """A root kept from the last move got its priors as a node below
-        the root, worth ``prior_cnn``: add what ``prior_root`` asks for more,
-        once per root, in write_policy's form (one evaluation of the root)."""
-        extra = root_prior(self.cfg) - self.cfg.prior_cnn
-        ti, _, ei, ef = self.tree.arrays
-        if (extra == 0 or ti[T_STATE, ROOT] != NN_READY
-                or self._root_prior_key == position_key(board)):
-            return
-        probs = self._network_row(board, history)[0]
-        with self.queue.tree_lock:
-            ti[T_STATE, ROOT] = NN_PENDING
-            write_policy(ti, ei, ef, ROOT, probs, board.s[S_W], board.size, extra)
         self._root_prior_key = position_key(board)
         self._keep_root_policy(board, probs)
 
