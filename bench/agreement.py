@@ -86,9 +86,8 @@ def read_games(folder: Path) -> list[dict]:
             rec = load(str(path))
         except ValueError:
             continue            # a record sgfmill cannot read is not a position
-        if rec.size != SIZE or rec.setup or rec.handicap or not rec.moves:
-            continue
-        if rec.moves[0][0] != BLACK:
+        if (rec.size != SIZE or rec.setup or rec.handicap or not rec.moves
+                or rec.moves[0][0] != BLACK):
             continue
         moves = [None if v is None else format_vertex(v, SIZE) for _, v in rec.moves]
         colours = ["b" if c == BLACK else "w" for c, _ in rec.moves]
@@ -136,6 +135,7 @@ def engine_moves(command: str, positions: list[dict], timeout: float,
         # reg_genmove where the engine has it (GNU Go, this engine);
         # otherwise (Pachi) genmove, then undo of the move it played
         regress = ask(client, "known_command reg_genmove", command).strip() == "true"
+        genmove = "reg_genmove" if regress else "genmove"
         for k, pos in enumerate(positions):
             ask(client, f"boardsize {SIZE}", command)
             ask(client, "clear_board", command)
@@ -143,10 +143,7 @@ def engine_moves(command: str, positions: list[dict], timeout: float,
             for colour, mv in pos["history"]:
                 ask(client, f"play {colour} {mv or 'pass'}", command)
             started = time.perf_counter()
-            if regress:
-                move = ask(client, f"reg_genmove {pos['colour']}", command).strip().upper()
-            else:
-                move = ask(client, f"genmove {pos['colour']}", command).strip().upper()
+            move = ask(client, f"{genmove} {pos['colour']}", command).strip().upper()
             seconds = time.perf_counter() - started
             if not regress and move != "RESIGN":
                 ask(client, "undo", command)
@@ -161,14 +158,14 @@ def engine_moves(command: str, positions: list[dict], timeout: float,
 
 def summary(positions: list[dict], answers: list[dict]) -> dict:
     hits = sum(a["hit"] for a in answers)
-    n = len(answers)
+    n = len(answers)            # at least one: main asks for one position or more
     lo, hi = wilson(hits, n)
     phases = {}
     for name, first, last in PHASES:
         sel = [a["hit"] for p, a in zip(positions, answers) if first <= p["move_number"] <= last]
         phases[name] = {"hits": sum(sel), "positions": len(sel)}
-    seconds = sum(a["seconds"] for a in answers) / n if n else 0.0
-    return {"hits": hits, "positions": n, "rate": hits / n if n else 0.0,
+    seconds = sum(a["seconds"] for a in answers) / n
+    return {"hits": hits, "positions": n, "rate": hits / n,
             "interval": [lo, hi], "phases": phases, "seconds": seconds}
 
 
@@ -181,12 +178,10 @@ def paired(first: list[dict], other: list[dict]) -> dict:
             "p": sign_test(only_other, only_first)}
 
 
-def print_report(engines: list[str], results: list[dict], out=None) -> None:
-    out = out or sys.stdout
+def print_report(engines: list[str], results: list[dict]) -> None:
     print("| engine | hits | rate (95% interval) | moves 1-50 | 51-150 | 151- "
-          "| seconds a position | against the first: only this / only the first, p |",
-          file=out)
-    print("|---|---|---|---|---|---|---|---|", file=out)
+          "| seconds a position | against the first: only this / only the first, p |")
+    print("|---|---|---|---|---|---|---|---|")
     for k, (cmd, res) in enumerate(zip(engines, results)):
         s = res["summary"]
         lo, hi = s["interval"]
@@ -198,7 +193,7 @@ def print_report(engines: list[str], results: list[dict], out=None) -> None:
                                 f"{res['paired']['p']:.3f}")
         print(f"| `{cmd}` | {s['hits']}/{s['positions']} | {100 * s['rate']:.1f}% "
               f"({100 * lo:.1f}-{100 * hi:.1f}) | {' | '.join(cells)} | {s['seconds']:.2f} "
-              f"| {vs} |", file=out)
+              f"| {vs} |")
 
 
 def main(argv: list[str] | None = None) -> int:
