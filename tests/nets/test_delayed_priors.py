@@ -18,7 +18,7 @@ import pytest
 
 from engine.board import BLACK, PASS, Board
 from engine.config import EngineConfig, SearchConfig
-from engine.features import LEGAL
+from engine.features import LEGAL, N_PLANES
 from engine.patterns import load_gammas
 from engine.player import Player
 from engine.priors import symmetric_probabilities, symmetry, symmetry_inverse
@@ -95,18 +95,38 @@ def edge_line(board: Board, p: int) -> int:
 # --------------------------------------------------------------------------
 
 
+def search_served_in_step(search: Search, net, board: Board, sims: int, step: int = 50):
+    """``search.run(board, 7.5, max_sims=sims)`` with the worker's job done
+    in step with it: the search stops every ``step`` simulations (its tree
+    kept) while the queue is served to empty.  Each delayed prior then
+    arrives at the same simulation on every run, however loaded the machine,
+    which a worker thread cannot promise.  Returns the last run's result and
+    the number of positions the network evaluated."""
+    n = board.size
+    planes = np.zeros((32, N_PLANES, n, n), np.uint8)
+    colors = np.zeros(32, np.int32)
+    evaluated = 0
+    for target in range(step, sims + step, step):
+        r = search.run(board, 7.5, max_sims=min(target, sims))
+        while tickets := search.queue.take(planes, colors, 0.0, idle_wait=0.0):
+            k = len(tickets)
+            search.queue.deliver(tickets, net.evaluate(planes[:k], colors[:k]))
+            evaluated += k
+    return r, evaluated
+
+
 def test_shipped_network_moves_the_opening_off_the_second_line():
     """Empty 19x19, 1,000 simulations, seeds 1..10.  The heuristic priors
     know nothing of openings: the null search spreads its first move over
     the board, not only over lines 3 and 4 (first- and second-line moves
     too with the lighter rollouts before the ladder reader).
     With the shipped network's delayed priors every seed plays on the third
-    or fourth line, as strong players do.  (One thread and a simulation
-    budget: each seed's search is reproducible.)"""
+    or fourth line, as strong players do.  (One thread, a simulation budget,
+    and the queue served in step with the search: each seed's search is
+    reproducible.)"""
     from nets.evaluator import PolicyEvaluator
 
     net = PolicyEvaluator(device="cpu", threads=1)
-    net.warm(19, 32)    # as the engine does at start-up: else seed 1 searches while it traces
     gammas = load_gammas()
     null, with_net = Counter(), Counter()
     for seed in range(1, 11):
@@ -115,13 +135,8 @@ def test_shipped_network_moves_the_opening_off_the_second_line():
         null[edge_line(board, r.move)] += 1
         s = Search(SearchConfig(), gammas, 1, seed)
         s.attach_network(net.evaluate, net.supports)
-        worker = PriorWorker(s.queue, net, batch=32)
-        worker.start()
-        try:
-            r = s.run(board, 7.5, max_sims=1000)
-        finally:
-            worker.stop()
-        assert r.net is not None and r.net.evaluated > 0, "no delayed prior arrived"
+        r, evaluated = search_served_in_step(s, net, board, 1000)
+        assert evaluated > 0, "no delayed prior arrived"
         with_net[edge_line(board, r.move)] += 1
     assert null[3] + null[4] < 10, f"null search lines {dict(null)}"
     assert with_net[3] + with_net[4] == 10, f"with the network, lines {dict(with_net)}"
