@@ -100,8 +100,10 @@ def search_served_in_step(search: Search, net, board: Board, sims: int, step: in
     in step with it: the search stops every ``step`` simulations (its tree
     kept) while the queue is served to empty.  Each delayed prior then
     arrives at the same simulation on every run, however loaded the machine,
-    which a worker thread cannot promise.  Returns the last run's result and
-    the number of positions the network evaluated."""
+    which a worker thread cannot promise.  Priors only: unlike
+    nets/worker.PriorWorker it delivers no values, even from a network with
+    a value head.  Returns the last run's result and the number of positions
+    the network evaluated."""
     n = board.size
     planes = np.zeros((32, N_PLANES, n, n), np.uint8)
     colors = np.zeros(32, np.int32)
