@@ -61,25 +61,36 @@ class PriorWorker(threading.Thread):
                 if size < 1 or not self.evaluator.supports(size):
                     self._stop_event.wait(0.05)
                     continue
-                if size != self._size:
-                    self._buffers(size)
-                    warm = getattr(self.evaluator, "warm", None)   # traces, CUDA graphs
-                    if warm is not None:
-                        warm(size, self.batch)
-                tickets = q.take(self._planes, self._colors, self.max_wait)
-                if not tickets:
-                    continue
-                k = len(tickets)
-                if getattr(self.evaluator, "has_value", False):
-                    probs, values = self.evaluator.evaluate_value(
-                        self._planes[:k], self._colors[:k], q.komi)
-                    q.deliver(tickets, probs, values)
-                else:
-                    q.deliver(tickets, self.evaluator.evaluate(self._planes[:k],
-                                                               self._colors[:k]))
+                self.serve(size)
         except BaseException as e:      # the engine goes on with heuristic priors
             self.error = e
             log.exception("prior worker stopped: %s", e)
+
+    def serve(self, size: int, idle_wait: float = 0.05) -> int:
+        """One batch: take up to ``batch`` of the queue's oldest requests
+        for ``size`` (waiting up to ``idle_wait`` for a first one), evaluate
+        them, and deliver their priors, and their values where the network
+        has a value head.  Returns how many it evaluated (0: none came).
+        The thread's loop; a caller that drives a search itself can call it
+        instead of starting the thread, to serve the queue in step with the
+        search."""
+        if size != self._size:
+            self._buffers(size)
+            warm = getattr(self.evaluator, "warm", None)   # traces, CUDA graphs
+            if warm is not None:
+                warm(size, self.batch)
+        q = self.queue
+        tickets = q.take(self._planes, self._colors, self.max_wait, idle_wait)
+        k = len(tickets)
+        if not k:
+            return 0
+        if getattr(self.evaluator, "has_value", False):
+            probs, values = self.evaluator.evaluate_value(self._planes[:k], self._colors[:k],
+                                                          q.komi)
+            q.deliver(tickets, probs, values)
+        else:
+            q.deliver(tickets, self.evaluator.evaluate(self._planes[:k], self._colors[:k]))
+        return k
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stop_event.set()

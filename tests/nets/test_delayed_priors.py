@@ -97,24 +97,26 @@ def edge_line(board: Board, p: int) -> int:
 
 def search_served_in_step(search: Search, net, board: Board, sims: int, step: int = 50):
     """``search.run(board, 7.5, max_sims=sims)`` with the worker's job done
-    in step with it: the search stops every ``step`` simulations (its tree
-    kept) while the queue is served to empty.  Each delayed prior then
-    arrives at the same simulation on every run, however loaded the machine,
-    which a worker thread cannot promise.  Priors only: unlike
-    nets/worker.PriorWorker it delivers no values, even from a network with
-    a value head.  Returns the last run's result and the number of positions
-    the network evaluated."""
-    n = board.size
-    planes = np.zeros((32, N_PLANES, n, n), np.uint8)
-    colors = np.zeros(32, np.int32)
-    evaluated = 0
-    for target in range(step, sims + step, step):
-        r = search.run(board, 7.5, max_sims=min(target, sims))
-        while tickets := search.queue.take(planes, colors, 0.0, idle_wait=0.0):
-            k = len(tickets)
-            search.queue.deliver(tickets, net.evaluate(planes[:k], colors[:k]))
-            evaluated += k
-    return r, evaluated
+    in step with it: the search runs ``step`` simulations at a time (its
+    tree kept; each run counts its own simulations) and between runs the
+    worker serves the queue to empty, priors and values alike, as its
+    thread would.  Each delayed result then arrives at the same simulation
+    on every run, however loaded the machine, which the thread cannot
+    promise.  Returns the last run's result and how many results, and of
+    them values, the queue wrote into the tree."""
+    worker = PriorWorker(search.queue, net, batch=32, max_wait=0.0)     # never started
+    done = evaluated = valued = 0
+    while done < sims:
+        # a run may stop before its budget once its best move cannot be
+        # overtaken within it: the loop goes on to the whole budget
+        r = search.run(board, 7.5, max_sims=min(step, sims - done))
+        done += r.sims
+        while worker.serve(board.size, idle_wait=0.0):
+            pass
+        st = search.queue.stats         # since this run began
+        evaluated += st.evaluated
+        valued += st.valued
+    return r, evaluated, valued
 
 
 def test_shipped_network_moves_the_opening_off_the_second_line():
@@ -122,8 +124,9 @@ def test_shipped_network_moves_the_opening_off_the_second_line():
     know nothing of openings: the null search spreads its first move over
     the board, not only over lines 3 and 4 (first- and second-line moves
     too with the lighter rollouts before the ladder reader).
-    With the shipped network's delayed priors every seed plays on the third
-    or fourth line, as strong players do.  (One thread, a simulation budget,
+    With the shipped network's delayed priors (and values, where it has a
+    value head) every seed plays on the third or fourth line, as strong
+    players do.  (One thread, a simulation budget,
     and the queue served in step with the search: each seed's search is
     reproducible.)"""
     from nets.evaluator import PolicyEvaluator
@@ -136,9 +139,11 @@ def test_shipped_network_moves_the_opening_off_the_second_line():
         r = Search(SearchConfig(), gammas, 1, seed).run(board, 7.5, max_sims=1000)
         null[edge_line(board, r.move)] += 1
         s = Search(SearchConfig(), gammas, 1, seed)
-        s.attach_network(net.evaluate, net.supports)
-        r, evaluated = search_served_in_step(s, net, board, 1000)
+        s.attach_network(net.evaluate, net.supports, value=Player._value_of(net))
+        r, evaluated, valued = search_served_in_step(s, net, board, 1000)
+        assert r.visits == 1000
         assert evaluated > 0, "no delayed prior arrived"
+        assert valued > 0 or not net.has_value, "no delayed value arrived"
         with_net[edge_line(board, r.move)] += 1
     assert null[3] + null[4] < 10, f"null search lines {dict(null)}"
     assert with_net[3] + with_net[4] == 10, f"with the network, lines {dict(with_net)}"
