@@ -18,7 +18,7 @@ import pytest
 
 from engine.board import BLACK, PASS, Board
 from engine.config import EngineConfig, SearchConfig
-from engine.features import LEGAL, N_PLANES
+from engine.features import LEGAL
 from engine.patterns import load_gammas
 from engine.player import Player
 from engine.priors import symmetric_probabilities, symmetry, symmetry_inverse
