@@ -11,7 +11,7 @@ AMAF updates for every sibling whose move the same colour played later.
 
 Threads (tree parallelism): each search thread calls ``simulate`` for a small
 batch of simulations with the GIL released and returns; counting, stopping
-and arena grants happen in Python between batches.  Statistics races
+and arena top-ups happen in Python between batches.  Statistics races
 between threads are tolerated (Fuego's lock-free scheme).
 """
 
@@ -36,12 +36,11 @@ from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playou
                             policy_playout, self_atari)
 from engine.priors import (PriorQueue, Ring, move_prob, request, root_planes, symmetric_probabilities,
                            write_policy)
-from engine.tree import (A_EDGE, A_EDGE_END, A_NODE, A_NODE_END, EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N,
-                         EF_PRIOR_W, EI_MOVE, EXPANDED, EXPANDING, F_VALUE_N, F_VALUE_W,
-                         F_VISITS, F_WINS, NEED_EDGES, NEED_NODES, NN_PENDING, NN_READY,
-                         NO_EDGE, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_STATE, T_VLOSS,
-                         UNEXPANDED, Tree, add_value, child_block, child_node, edge_child,
-                         init_edge, settle)
+from engine.tree import (A_EDGE, A_EDGE_END, EF_AMAF_N, EF_AMAF_W, EF_PRIOR_N, EF_PRIOR_W,
+                         EI_MOVE, EXPANDED, EXPANDING, F_VALUE_N, F_VALUE_W, F_VISITS, F_WINS,
+                         NN_PENDING, NN_READY, NO_EDGE, NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD,
+                         T_STATE, T_VLOSS, UNEXPANDED, Tree, add_value, child_block, child_node,
+                         edge_child, init_edge, settle)
 
 log = logging.getLogger("engine")
 
@@ -53,7 +52,7 @@ N_PARAMS = 18
 
 # per-thread counters (C_UNFIT: descents stopped at a tree move the board
 # does not allow, which only a bug can cause)
-C_SIMS, C_NEED_ARENA, C_EXPANDED, C_DEFERRED, C_UNFIT = range(5)
+C_SIMS, C_EXPANDED, C_DEFERRED, C_UNFIT = range(4)
 
 
 def params_vector(cfg: SearchConfig, komi: float, size: int) -> np.ndarray:
@@ -264,8 +263,6 @@ def simulate(ti, tf, ei, ef, arena, rb, rs, zob, b, s, rng, params, gammas, pp, 
                                 allowed if node == ROOT else allow_all, lb, ls)
                     if ok:
                         counters[C_EXPANDED] += 1
-                    else:
-                        counters[C_NEED_ARENA] |= NEED_EDGES
                 if ti[T_NCHILD, node] == 0:
                     break
             if (nn and node != ROOT and ti[T_STATE, node] == EXPANDED
@@ -283,8 +280,7 @@ def simulate(ti, tf, ei, ef, arena, rb, rs, zob, b, s, rng, params, gammas, pp, 
                 break
             child = child_node(ti, tf, ei, edge, node, arena)
             if child == NO_NODE:
-                counters[C_NEED_ARENA] |= NEED_NODES
-                break                   # no node left: the rollout starts here
+                break                   # the node pool is spent: the rollout starts here
             ti[T_VLOSS, child] += 1
             play(b, s, zob, move, s[S_TO_MOVE])
             seq[depth] = move
@@ -420,7 +416,7 @@ class _Scratch:
         self.playout = PlayoutScratch(max_points)
         self.own = np.zeros(max_points, np.float64)
         self.stack = np.zeros(max_points, np.int32)
-        self.counters = np.zeros(5, np.int64)
+        self.counters = np.zeros(4, np.int64)
         self.arena = np.zeros(4, np.int64)      # engine/tree.py's A_* slots
         self.ring = Ring()
 
@@ -605,17 +601,19 @@ class Search:
         for sc in self.scratch:
             sc.own[:] = 0.0
             sc.counters[:] = 0
-            need = ((NEED_EDGES if sc.arena[A_EDGE] >= sc.arena[A_EDGE_END] else 0)
-                    | (NEED_NODES if sc.arena[A_NODE] >= sc.arena[A_NODE_END] else 0))
-            if need:
-                tree.grant(sc.arena, need)
         self.stop_event.clear()
         self.interrupted = False
         started = time.perf_counter()
         deadline = None if seconds is None else started + seconds
         stop = self.stop_event
 
+        # a simulation makes at most one node, and an expansion at most one
+        # edge per point and the pass; a batch whose later expansions find
+        # the edge arena spent leaves those leaves to their next visit
+        one_expansion = board.size * board.size + 1
+
         def batch(sc: _Scratch, n: int) -> None:
+            tree.reserve(sc.arena, n, one_expansion)
             r = sc.ring
             ps = sc.playout
             simulate(*tree.arrays, sc.arena, board.b, board.s, ZOBRIST, sc.b, sc.s,
@@ -625,9 +623,6 @@ class Search:
                      r.rbusy, r.rfresh, r.rstate, r.sb, r.ss)
             if nn:
                 queue.publish(r)
-            if sc.counters[C_NEED_ARENA]:
-                tree.grant(sc.arena, int(sc.counters[C_NEED_ARENA]))
-                sc.counters[C_NEED_ARENA] = 0
 
         def work(sc: _Scratch) -> None:
             # Stopping is decided here, after each batch, so that a seeded

@@ -35,10 +35,13 @@ published (its thread reads the edge again and follows the winner's), a
 bounded waste the pools tolerate (Fuego's lock-free scheme).
 
 Allocation is per thread from arenas, one of edges and one of nodes:
-``arena = [edge next, edge end, node next, node end)`` granted by the
-Python side between kernel calls, so no two threads ever write the same
-fresh slots.  When a pool is spent no arena is granted and the search goes
-on without growing the tree (the memory cap's defined behaviour).
+``arena = [edge next, edge end, node next, node end)`` topped up by the
+Python side before each kernel call (:meth:`Tree.reserve`), so no two
+threads ever write the same fresh slots.  A simulation makes at most one
+node, so a batch of n simulations that starts with n fresh nodes never
+cuts a descent short for want of one.  When a pool is spent the arena gets
+nothing more and the search goes on without growing the tree (the memory
+cap's defined behaviour).
 """
 
 from __future__ import annotations
@@ -69,8 +72,6 @@ EDGES_PER_NODE = 8      # a pool holds one node for this many edges (19x19: ~100
 
 # arena slots (each pool's start, then its end)
 A_EDGE, A_EDGE_END, A_NODE, A_NODE_END = range(4)
-# what a kernel ran out of (counters[C_NEED_ARENA] bits)
-NEED_EDGES, NEED_NODES = 1, 2
 
 UNEXPANDED, EXPANDING, EXPANDED, NN_PENDING, NN_READY = range(5)
 NO_NODE = -1
@@ -281,15 +282,29 @@ def pool_sizes(max_memory: int) -> tuple[int, int]:
     return edges // EDGES_PER_NODE, edges
 
 
-def _carve(arena: np.ndarray, slot: int, used: int, chunk: int, cap: int) -> tuple[int, bool]:
-    """Hand ``arena[slot:slot + 2]`` (start, end) the next ``chunk`` of a pool
-    of ``cap`` of which ``used`` are handed out: (used after, True), or an
-    empty range and (used, False) when the chunk does not fit."""
-    if used + chunk > cap:
-        arena[slot] = arena[slot + 1] = 0
+def _top_up(arena: np.ndarray, slot: int, want: int, used: int, chunk: int,
+            cap: int) -> tuple[int, bool]:
+    """Make ``arena[slot:slot + 2]`` (start, end) hold at least ``want``
+    fresh slots of a pool of ``cap`` of which ``used`` are handed out.  A
+    range that ends where the pool's handed-out part ends grows in place;
+    another is replaced by a fresh range (its few slots left are dropped).
+    Either takes at least a ``chunk``.  Returns (used after, True), or
+    (used, False) with the arena as it was when the pool cannot give it."""
+    start, end = int(arena[slot]), int(arena[slot + 1])
+    have = end - start
+    if have >= want:
+        return used, True
+    if end == used:
+        grown = used + max(chunk, want - have)
+        if grown > cap:
+            return used, False
+        arena[slot + 1] = grown
+        return grown, True
+    size = max(chunk, want)
+    if used + size > cap:
         return used, False
-    arena[slot], arena[slot + 1] = used, used + chunk
-    return used + chunk, True
+    arena[slot], arena[slot + 1] = used, used + size
+    return used + size, True
 
 
 class Tree:
@@ -331,19 +346,19 @@ class Tree:
         return (self.edges_used + self.edge_chunk > self.max_edges
                 or self.used + self.node_chunk > self.max_nodes)
 
-    def grant(self, arena: np.ndarray, need: int = NEED_EDGES | NEED_NODES) -> bool:
-        """Give a thread fresh edges and/or nodes (``need``'s bits); False
-        when a pool is spent (that part of the arena is then emptied)."""
+    def reserve(self, arena: np.ndarray, nodes: int, edges: int) -> bool:
+        """Make a thread's arena hold at least ``nodes`` fresh nodes and
+        ``edges`` fresh edges before a kernel call (:func:`_top_up`); False
+        when a pool is spent (the arena keeps what it has left)."""
+        if (arena[A_NODE_END] - arena[A_NODE] >= nodes
+                and arena[A_EDGE_END] - arena[A_EDGE] >= edges):
+            return True
         with self._lock:
-            ok = True
-            if need & NEED_EDGES:
-                self.edges_used, got = _carve(arena, A_EDGE, self.edges_used, self.edge_chunk,
-                                              self.max_edges)
-                ok = ok and got
-            if need & NEED_NODES:
-                self.used, got = _carve(arena, A_NODE, self.used, self.node_chunk, self.max_nodes)
-                ok = ok and got
-            return ok
+            self.edges_used, edges_ok = _top_up(arena, A_EDGE, edges, self.edges_used,
+                                                self.edge_chunk, self.max_edges)
+            self.used, nodes_ok = _top_up(arena, A_NODE, nodes, self.used, self.node_chunk,
+                                          self.max_nodes)
+            return edges_ok and nodes_ok
 
     def reroot(self, child: int) -> None:
         """Make node ``child`` the new root, keeping its subtree only."""

@@ -379,20 +379,20 @@ class LeftIsBlack:
         return np.stack([black if c == BLACK else 1 - black for c in colors])
 
 
-@pytest.mark.parametrize("doubt, dead, score", [
-    (0.5, {B5, H5}, "W+16.5"),      # the default: the network decides the undecided stones
-    (0.0, set(), "W+7.5"),          # the playouts alone
-])
-def test_the_ownership_network_decides_where_the_playouts_doubt(doubt, dead, score):
+@pytest.mark.parametrize("doubt", [0.5, 0.0])
+def test_the_ownership_network_decides_where_the_playouts_doubt(doubt):
     """FINISHED_OPEN with an ownership network that knows the areas.  The
-    light playouts do not hold large open areas: the lone stones B5 and H5
-    live in about half of them, so alone (doubt 0, the engine without
-    ``--ownership``) they list no stone dead and count W+7.5, both
-    territories neutral.  With the network deciding the points the
-    playouts leave in doubt, both stones are dead and the count is W+16.5.
-    The count searches the position once with each colour to move, and the
-    network is asked once for each of the two, whatever the number of
-    reports."""
+    light playouts do not hold large open areas: alone (doubt 0, the engine
+    without ``--ownership``) they leave the lone stones B5 and H5 in doubt.
+    H5 lives in about two playouts of five (its point's ownership -0.13 to
+    -0.25 over seeds 1-8), so it is never listed dead.  B5, in the smaller
+    area, dies in about three of four, which puts it on the dead threshold
+    (0.48-0.53 over seeds 1-8): the playouts alone list it dead or not by
+    chance, and count W+7.5 or B+20.5.  With the network deciding the points
+    the playouts leave in doubt (doubt 0.5, the default), both stones are
+    dead and the count is W+16.5.  The count searches the position once with
+    each colour to move, and the network is asked once for each of the two,
+    whatever the number of reports."""
     from engine.config import SearchConfig
     net = LeftIsBlack()
     cfg = EngineConfig(board_size=9, komi=7.5, seed=1, rollouts=3000,
@@ -400,14 +400,19 @@ def test_the_ownership_network_decides_where_the_playouts_doubt(doubt, dead, sco
     player = Player(cfg, ownership=net)
     for color, v in stones(FINISHED_OPEN):
         player.play(color, v)
-    assert set(player.final_status_list("dead")) == dead
-    assert player.final_score() == score
+    dead = set(player.final_status_list("dead"))
+    score = player.final_score()
+    if doubt:
+        assert (dead, score) == ({B5, H5}, "W+16.5")
+    else:
+        assert (dead, score) in ((set(), "W+7.5"), ({B5}, "B+20.5"))
     assert net.calls == 2
     # the pass rules ask the playouts alone whether the fights are settled
     player.ownership()
     result = player._ownership[1]
     board = player.game.board
-    h5 = board.point(*H5)
+    b5, h5 = board.point(*B5), board.point(*H5)
+    assert abs(result.playouts[b5]) < 0.6 and abs(result.playouts[h5]) < 0.4   # both in doubt
     po = result.playouts[h5]
     assert result.ownership[h5] == (-1.0 if abs(po) < doubt else po)
     assert result.playout_ownership is result.playouts

@@ -1,5 +1,5 @@
 """Tree reuse across moves must never let a thread allocate over live nodes
-(arenas granted before a compaction index the old pool)."""
+(arenas handed out before a compaction index the old pool)."""
 
 from engine.board import Board
 from engine.config import SearchConfig
