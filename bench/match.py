@@ -68,7 +68,8 @@ the summary goes to stdout: games, wins, losses, draws, the win rate of the
 engine under test with a 95% Wilson interval (draws count half), wins as
 Black and as White, average game length, each side's seconds per move
 (every ``genmove`` from the command sent to the answer read, wall time,
-clock or not: what "equal time per move" is checked against), how games
+clock or not: what "equal time per move" is checked against; a pause of
+the whole match with ``kill -STOP`` is left out of it and of the clocks), how games
 ended, and the errors.
 ``--json`` also writes the summary and every game's record.  Each game's record is
 also kept beside its SGF (``game-NNN.json``), and the settings in
@@ -316,6 +317,12 @@ class Side:
         except GtpClientError as e:
             msg = e.message if repr(command) in e.message else f"{command!r}: {e.message}"
             raise Forfeit(self.role, _classify(e), msg) from None
+
+    @property
+    def paused(self) -> float:
+        """Seconds of the last answer's wait that the match spent stopped."""
+        assert self.client is not None
+        return self.client.paused
 
     def try_send(self, command: str, notes: list[str],
                  timeout: float | None = None) -> str | None:
@@ -643,7 +650,8 @@ def play_game(index: int, cfg: MatchConfig) -> dict:
                     players[mover].send(f"time_left {GTP_COLOR[c]} {seconds} {stones}")
                 asked = time.perf_counter()
                 answer = players[mover].send(f"{genmove[mover]} {GTP_COLOR[c]}")
-                took = time.perf_counter() - asked
+                # a pause of the match (kill -STOP) is neither side's thinking
+                took = time.perf_counter() - asked - players[mover].paused
                 thinking[mover][0] += took
                 thinking[mover][1] += 1
                 if clock is not None and not clock.spend(took):

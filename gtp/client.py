@@ -57,11 +57,13 @@ count against the command's timeout."""
 
 class _Deadline:
     """When a command's answer is due: *timeout* seconds of this process
-    running, pauses left out (:data:`PAUSE_SLICE`)."""
+    running, pauses left out (:data:`PAUSE_SLICE`); *paused*: the seconds
+    of the wait this process spent stopped."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self.at = time.monotonic() + timeout
+        self.paused = 0.0
 
 
 class GtpClientError(Exception):
@@ -103,6 +105,10 @@ class GtpClient:
         self._closed = False
         self._streaming: str | None = None     # the streaming command under way
         self._stream_pending: deque[str] = deque()  # stream lines read, not handed out
+        self.paused = 0.0
+        """Seconds of the last command's wait (:meth:`send`, or
+        :meth:`stream` up to its head) that this process spent stopped
+        (``kill -STOP``): a match that times its players takes them out."""
         self._proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.PIPE,
@@ -180,6 +186,7 @@ class GtpClient:
         self._write(command)
         deadline = _Deadline(timeout)
         head = self._read_head(command, deadline)
+        self.paused = deadline.paused
         if head.startswith("?"):
             lines = [head, *self._read_body(command, deadline)]
             log.debug("<- %s", "\\n".join(lines))
@@ -348,13 +355,14 @@ class GtpClient:
             start = time.monotonic()
             wait = min(max(deadline.at - start, 0.0), PAUSE_SLICE)
             line = self._poll_line(command, wait)
-            if line is not _NOTHING:
-                assert isinstance(line, str)
-                return line
             now = time.monotonic()
             late = now - start - wait
             if late > PAUSE_SLICE:      # this process was stopped meanwhile
                 deadline.at += late
+                deadline.paused += late
+            if line is not _NOTHING:
+                assert isinstance(line, str)
+                return line
             if now >= deadline.at:
                 self._fail(f"timeout: no answer to {command!r} within {deadline.timeout:g} s",
                            command)
@@ -393,7 +401,9 @@ class GtpClient:
         """Read one response: its lines up to (excluding) the empty line."""
         deadline = _Deadline(timeout)
         first = self._read_head(command, deadline)
-        return [first, *self._read_body(command, deadline)]
+        lines = [first, *self._read_body(command, deadline)]
+        self.paused = deadline.paused
+        return lines
 
     def _split_head(self, command: str, head: str) -> str:
         """The text of a status line after its ``=``/``?``, id and one space."""

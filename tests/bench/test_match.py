@@ -354,6 +354,29 @@ def test_a_program_over_its_clock_loses_on_time(tmp_path, stub):
     assert s["seconds_per_move"]["engine"] >= 0.5 > s["seconds_per_move"]["opponent"]
 
 
+def test_a_pause_of_the_match_is_neither_sides_thinking(tmp_path, stub, monkeypatch):
+    """A match stopped with kill -STOP while a program thinks: the client
+    tells how long its wait was stopped, and the match leaves that out of
+    the seconds a move (here every genmove's wait is said to hold a 0.3 s
+    pause, which the stubs' answers of a few milliseconds then fall short of)."""
+    from gtp import GtpClient
+
+    class PausedAtEveryGenmove(GtpClient):
+        def send(self, command, timeout=None):
+            answer = super().send(command, timeout)
+            if command.startswith("genmove"):
+                time.sleep(0.3)
+                self.paused = 0.3
+            return answer
+
+    monkeypatch.setattr(match, "GtpClient", PausedAtEveryGenmove)
+    (r,) = run(config(tmp_path, stub("random", 4, 1), stub("random", 4, 2), games=1))
+    for role in ("engine", "opponent"):
+        assert r["thinking"][role]["moves"] >= 4
+        assert r["thinking"][role]["seconds"] < 0.1 * r["thinking"][role]["moves"]
+    assert r["seconds"] > 0.3 * r["moves"]            # the game's wall time keeps them
+
+
 def test_setup_commands_follow_komi(tmp_path, stub):
     """--opponent-setup commands reach the opponent in every game; one it
     refuses forfeits the game, recorded as such."""

@@ -101,6 +101,27 @@ def test_a_pause_of_the_client_does_not_count_against_the_timeout(monkeypatch) -
         monkeypatch.setattr(client, "_poll_line", poll_after_a_pause)
         assert client.send("echo after the pause") == "echo after the pause"
         assert paused == [client_module.PAUSE_SLICE]
+        # the wait was stopped for 2 s, of which the 0.5 s slice was asked for
+        assert 1.4 < client.paused < 2.5
+        assert client.send("echo unpaused") == "echo unpaused" and client.paused == 0.0
+
+
+def test_a_pause_that_ends_with_the_answer_waiting_is_told_apart(monkeypatch) -> None:
+    """Stopped after the answer arrived: the wait returns the answer the
+    moment the process runs again, and the pause is still counted."""
+    with stub("chatty", timeout=1.0) as client:
+        real = client._poll_line
+
+        def answer_after_a_pause(command, timeout):
+            line = real(command, 5.0)
+            time.sleep(2.0)                     # stopped for 2 s with the line read
+            return line
+
+        monkeypatch.setattr(client, "_poll_line", answer_after_a_pause)
+        assert client.send("echo late") == "echo late"
+        # the head's wait and the empty line's, each stopped for 2 s: counted
+        # beyond the 0.5 s slice each asked for
+        assert 2.5 < client.paused < 5.0
 
 
 def test_per_call_timeout_override() -> None:
