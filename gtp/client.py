@@ -186,7 +186,6 @@ class GtpClient:
         self._write(command)
         deadline = _Deadline(timeout)
         head = self._read_head(command, deadline)
-        self.paused = deadline.paused
         if head.startswith("?"):
             lines = [head, *self._read_body(command, deadline)]
             log.debug("<- %s", "\\n".join(lines))
@@ -360,6 +359,7 @@ class GtpClient:
             if late > PAUSE_SLICE:      # this process was stopped meanwhile
                 deadline.at += late
                 deadline.paused += late
+            self.paused = deadline.paused
             if line is not _NOTHING:
                 assert isinstance(line, str)
                 return line
@@ -401,9 +401,7 @@ class GtpClient:
         """Read one response: its lines up to (excluding) the empty line."""
         deadline = _Deadline(timeout)
         first = self._read_head(command, deadline)
-        lines = [first, *self._read_body(command, deadline)]
-        self.paused = deadline.paused
-        return lines
+        return [first, *self._read_body(command, deadline)]
 
     def _split_head(self, command: str, head: str) -> str:
         """The text of a status line after its ``=``/``?``, id and one space."""
