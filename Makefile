@@ -24,8 +24,13 @@ $(STAMP): pyproject.toml
 play: $(STAMP)
 	@$(VENV)/bin/delayed-go $(ARGS)
 
+# The suite runs in TEST_JOBS processes (pytest-xdist), one per core up to 4:
+# each test file stays in one process, so that its module fixtures run once.
+# TEST_JOBS=0 runs it in this process.
+TEST_JOBS ?= $(shell $(PYTHON) -c "import os; print(min(4, len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1))")
+
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) -m bench.playouts
