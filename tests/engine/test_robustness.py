@@ -158,10 +158,10 @@ def test_a_piped_genmove_that_the_session_end_cuts_short_still_searches(ending: 
     user tries an engine from a shell: the end cuts the search short, but
     only ENDING_GRACE (1 s) after it started, not at its first simulation;
     the process still ends promptly.  The grace counts from the command's
-    start, the search's seconds from its first simulation: what comes
-    between (the 19x19 tree's memory) took under a tenth of a second on an
-    idle machine, and 0.14 s in a test run in two processes on two cores
-    that other work kept busy."""
+    start, the search's seconds from its first simulation: the gap between
+    them stayed under a tenth of a second on an idle machine, and reached
+    0.14 s in a test run in two processes on two cores that other work
+    kept busy."""
     from engine.gtp import ENDING_GRACE
 
     proc = subprocess.run([*ENGINE[:-1], "--rollouts", "1000000", "--network", "none"],
