@@ -3,6 +3,7 @@
     python -m bench.agreement --engine CMD [--engine CMD ...] [DATA_DIR]
         [--positions 100] [--seed 1] [--moves 1-400] [--timeout 600]
         [--json FILE]
+    python -m bench.agreement --merge FILE [FILE ...] [--json FILE]
 
 ``DATA_DIR`` (default ``data/test19``) is searched recursively for ``*.sgf``;
 its 19x19 games without handicap or setup stones are the population.  A
@@ -27,13 +28,22 @@ Prints, for each engine, the hits with their 95% Wilson interval, by game
 phase (moves 1-50, 51-150, 151 on), and the seconds a position; with two
 engines or more, each against the first on the same positions: the
 positions only one of the two got right, and the exact two-sided sign test
-(McNemar's) of that split.  This is move prediction, not strength: a search
-may leave a professional's move for a better one.  What it shows is where a
-search drifts away from the moves its network and the professionals agree
-on, as its simulations grow.
+(McNemar's) of that split; then, for every pair of engines, the positions
+where both chose the same move.  This is move prediction, not strength: a
+search may leave a professional's move for a better one.  What it shows is
+where a search drifts away from the moves its network and the professionals
+agree on, as its simulations grow, and how often two searches (two seeds,
+two settings) choose alike.
+
+``--merge`` prints the report of earlier runs from their ``--json`` files,
+their engines in the order given, as one run would have: a long comparison
+split over cores (one run a core, each with the same data, ``--positions``,
+``--seed`` and ``--moves``) is read as a whole.  Files drawn from different
+positions are refused.
 
 Exit status 0; 2 for a folder with no usable game, an engine that cannot be
-started, refuses a command or dies (the message names it), or bad options.
+started, refuses a command or dies (the message names it), a ``--merge``
+file that cannot be read or holds other positions, or bad options.
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ from gtp.vertex import format_vertex
 
 SIZE = 19
 PHASES = (("1-50", 1, 50), ("51-150", 51, 150), ("151-", 151, 10 ** 9))
+RUN_KEYS = {"data", "seed", "moves", "positions", "engines"}     # a --json file's
 
 
 class AgreementError(Exception):
@@ -178,11 +189,39 @@ def paired(first: list[dict], other: list[dict]) -> dict:
             "p": sign_test(only_other, only_first)}
 
 
-def print_report(engines: list[str], results: list[dict]) -> None:
+def same_moves(results: list[dict]) -> list[list[int]]:
+    """For every pair of engines, the positions where they chose the same move."""
+    return [[sum(a["move"] == b["move"] for a, b in zip(x["answers"], y["answers"]))
+             for y in results] for x in results]
+
+
+def read_runs(files: list[str]) -> tuple[dict, list[dict]]:
+    """The runs of ``--json`` files as one: the first file's settings and
+    positions, every file's engines in order, each paired anew against the
+    first engine."""
+    runs = []
+    for name in files:
+        try:
+            run = json.loads(Path(name).read_text())
+        except (OSError, ValueError) as e:
+            raise AgreementError(f"--merge {name}: cannot read it ({e})") from None
+        if not isinstance(run, dict) or not RUN_KEYS <= run.keys():
+            raise AgreementError(f"--merge {name}: not a --json file of bench.agreement")
+        if runs and run["positions"] != runs[0]["positions"]:
+            raise AgreementError(f"--merge {name}: other positions than {files[0]}'s "
+                                 "(the same data, --positions, --seed and --moves draw the same)")
+        runs.append(run)
+    results = [res for run in runs for res in run["engines"]]
+    for res in results[1:]:
+        res["paired"] = paired(results[0]["answers"], res["answers"])
+    return runs[0], results
+
+
+def print_report(results: list[dict]) -> None:
     print("| engine | hits | rate (95% interval) | moves 1-50 | 51-150 | 151- "
           "| seconds a position | against the first: only this / only the first, p |")
     print("|---|---|---|---|---|---|---|---|")
-    for k, (cmd, res) in enumerate(zip(engines, results)):
+    for k, res in enumerate(results):
         s = res["summary"]
         lo, hi = s["interval"]
         cells = []
@@ -191,9 +230,44 @@ def print_report(engines: list[str], results: list[dict]) -> None:
             cells.append(f"{ph['hits']}/{ph['positions']}")
         vs = "" if k == 0 else (f"{res['paired']['only_this']} / {res['paired']['only_first']}, "
                                 f"{res['paired']['p']:.3f}")
-        print(f"| `{cmd}` | {s['hits']}/{s['positions']} | {100 * s['rate']:.1f}% "
+        print(f"| `{res['engine']}` | {s['hits']}/{s['positions']} | {100 * s['rate']:.1f}% "
               f"({100 * lo:.1f}-{100 * hi:.1f}) | {' | '.join(cells)} | {s['seconds']:.2f} "
               f"| {vs} |")
+    if len(results) > 1:
+        print()
+        print("| same move as engine | " + " | ".join(str(k + 1) for k in range(len(results)))
+              + " |")
+        print("|---" * (len(results) + 1) + "|")
+        for k, row in enumerate(same_moves(results)):
+            cells = ["" if j == k else f"{same}/{len(results[k]['answers'])}"
+                     for j, same in enumerate(row)]
+            print(f"| {k + 1} | " + " | ".join(cells) + " |")
+
+
+def run_engines(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
+    """The positions drawn, and every ``--engine``'s result on them."""
+    if args.positions < 1:
+        raise AgreementError("--positions must be at least 1")
+    if args.timeout <= 0:
+        raise AgreementError("--timeout must be positive")
+    span = parse_range(args.moves)
+    positions = sample_positions(read_games(Path(args.data)), args.positions, args.seed, span)
+    print(f"# {len(positions)} positions of {args.data}, moves {args.moves}, "
+          f"seed {args.seed}", flush=True)
+
+    def progress(k, n, move, pos):
+        print(f"#   {k}/{n}: {move} (professional {pos['answer']})", file=sys.stderr,
+              flush=True)
+
+    results = []
+    for cmd in args.engine:
+        print(f"# {cmd}", flush=True)
+        answers = engine_moves(cmd, positions, args.timeout, progress)
+        res = {"engine": cmd, "answers": answers, "summary": summary(positions, answers)}
+        if results:
+            res["paired"] = paired(results[0]["answers"], answers)
+        results.append(res)
+    return positions, results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,8 +275,10 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="?", default="data/test19",
                     help="folder of held-out SGF games (default data/test19)")
-    ap.add_argument("--engine", action="append", required=True,
+    ap.add_argument("--engine", action="append",
                     help="a GTP engine's command line (repeat to compare)")
+    ap.add_argument("--merge", nargs="+", metavar="FILE",
+                    help="report earlier runs' --json files as one run")
     ap.add_argument("--positions", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--moves", default="1-400",
@@ -212,36 +288,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the positions and every answer here")
     args = ap.parse_args(argv)
     try:
-        if args.positions < 1:
-            raise AgreementError("--positions must be at least 1")
-        if args.timeout <= 0:
-            raise AgreementError("--timeout must be positive")
-        span = parse_range(args.moves)
-        positions = sample_positions(read_games(Path(args.data)), args.positions, args.seed, span)
-        print(f"# {len(positions)} positions of {args.data}, moves {args.moves}, "
-              f"seed {args.seed}", flush=True)
-
-        def progress(k, n, move, pos):
-            print(f"#   {k}/{n}: {move} (professional {pos['answer']})", file=sys.stderr,
-                  flush=True)
-
-        results = []
-        for cmd in args.engine:
-            print(f"# {cmd}", flush=True)
-            answers = engine_moves(cmd, positions, args.timeout, progress)
-            res = {"engine": cmd, "answers": answers, "summary": summary(positions, answers)}
-            if results:
-                res["paired"] = paired(results[0]["answers"], answers)
-            results.append(res)
+        if bool(args.engine) == bool(args.merge):
+            raise AgreementError("give either --engine (one or more) or --merge")
+        if args.merge:
+            run, results = read_runs(args.merge)
+            data, seed, moves, slim = run["data"], run["seed"], run["moves"], run["positions"]
+            print(f"# {len(slim)} positions of {data}, moves {moves}, seed {seed}: "
+                  f"{len(args.merge)} runs merged", flush=True)
+        else:
+            data, seed, moves = args.data, args.seed, args.moves
+            positions, results = run_engines(args)
+            slim = [{k: v for k, v in p.items() if k != "history"} for p in positions]
     except AgreementError as e:
         print(f"python -m bench.agreement: error: {e}", file=sys.stderr)
         return 2
-    print_report(args.engine, results)
+    print_report(results)
     if args.json:
-        slim = [{k: v for k, v in p.items() if k != "history"} for p in positions]
-        Path(args.json).write_text(json.dumps({"data": args.data, "seed": args.seed,
-                                               "moves": args.moves, "positions": slim,
-                                               "engines": results}, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps({"data": data, "seed": seed, "moves": moves,
+                                               "positions": slim, "engines": results},
+                                              indent=1) + "\n")
     return 0
 
 

@@ -89,11 +89,16 @@ def test_hits_by_phase_and_against_the_first(tmp_path, games, capsys) -> None:
                            "--engine", resigns, "--json", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"# 6 positions of {games}, moves 1-400, seed 1"
-    assert lines[-2:] == [
-        f"| `{right}` | 4/6 | 66.7% (30.0-90.3) | 4/6 | 0/0 | 0/0 | {lines[-2].split('|')[7].strip()} |  |",
-        f"| `{resigns}` | 4/6 | 66.7% (30.0-90.3) | 4/6 | 0/0 | 0/0 | {lines[-1].split('|')[7].strip()} "
+    rows = lines[-7:-5]
+    assert rows == [
+        f"| `{right}` | 4/6 | 66.7% (30.0-90.3) | 4/6 | 0/0 | 0/0 | {rows[0].split('|')[7].strip()} |  |",
+        f"| `{resigns}` | 4/6 | 66.7% (30.0-90.3) | 4/6 | 0/0 | 0/0 | {rows[1].split('|')[7].strip()} "
         "| 0 / 0, 1.000 |",
     ]
+    # both chose the professional's move at moves 1, 3, 5 and 7, and
+    # differently (A1 against resign) at the other two
+    assert lines[-5:] == ["", "| same move as engine | 1 | 2 |", "|---|---|---|",
+                          "| 1 |  | 4/6 |", "| 2 | 4/6 |  |"]
     data = json.loads(out.read_text())
     assert sorted(p["move_number"] for p in data["positions"]) == [1, 2, 3, 4, 5, 7]
     assert all(p["game"].endswith("a.sgf") and p["komi"] == 6.5 for p in data["positions"])
@@ -112,6 +117,56 @@ def test_a_seeded_sample_inside_the_move_range(tmp_path, games, capsys) -> None:
     assert agreement.main([str(games), "--positions", "2", "--moves", "3-4", "--seed", "5",
                            "--engine", right, "--json", str(out)]) == 0
     assert json.loads(out.read_text())["positions"] == first
+
+
+def test_runs_split_over_cores_merge_into_one_report(tmp_path, games, capsys) -> None:
+    """Two runs on the same positions read as one: every engine paired with
+    the first of the first run, and each pair's same moves."""
+    right = fake_engine(tmp_path, "right")
+    wrong = fake_engine(tmp_path, "wrong", wrong="B2")
+    other = fake_engine(tmp_path, "other", wrong="C3")
+    a, b, merged = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "ab.json"
+    assert agreement.main([str(games), "--positions", "6", "--engine", right,
+                           "--json", str(a)]) == 0
+    assert agreement.main([str(games), "--positions", "6", "--engine", wrong,
+                           "--engine", other, "--json", str(b)]) == 0
+    capsys.readouterr()
+    assert agreement.main(["--merge", str(a), str(b), "--json", str(merged)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"# 6 positions of {games}, moves 1-400, seed 1: 2 runs merged"
+    assert [row.split("|")[1].strip() for row in lines[3:6]] == [f"`{e}`" for e in
+                                                                 (right, wrong, other)]
+    assert [row.split("|")[-2].strip() for row in lines[3:6]] == ["", "0 / 0, 1.000",
+                                                                  "0 / 0, 1.000"]
+    assert lines[-4:] == ["|---|---|---|---|", "| 1 |  | 4/6 | 4/6 |",
+                          "| 2 | 4/6 |  | 4/6 |", "| 3 | 4/6 | 4/6 |  |"]
+    data = json.loads(merged.read_text())
+    assert [e["engine"] for e in data["engines"]] == [right, wrong, other]
+    assert data["positions"] == json.loads(a.read_text())["positions"]
+
+
+def test_merging_runs_of_other_positions_or_other_files_exits_2(tmp_path, games,
+                                                                capsys) -> None:
+    right = fake_engine(tmp_path, "right")
+    a, b, junk = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "junk.json"
+    assert agreement.main([str(games), "--positions", "6", "--engine", right,
+                           "--json", str(a)]) == 0
+    assert agreement.main([str(games), "--positions", "5", "--engine", right,
+                           "--json", str(b)]) == 0
+    junk.write_text('{"engines": []}')
+    capsys.readouterr()
+    for argv, message in [
+            (["--merge", str(a), str(b)], f"--merge {b}: other positions than {a}'s "
+             "(the same data, --positions, --seed and --moves draw the same)"),
+            (["--merge", str(a), str(junk)], f"--merge {junk}: not a --json file of "
+             "bench.agreement"),
+            (["--merge", str(a), "--engine", right],
+             "give either --engine (one or more) or --merge"),
+            ([str(games)], "give either --engine (one or more) or --merge")]:
+        assert agreement.main(argv) == 2
+        assert capsys.readouterr().err == f"python -m bench.agreement: error: {message}\n"
+    assert agreement.main(["--merge", str(tmp_path / "none.json")]) == 2
+    assert f"--merge {tmp_path / 'none.json'}: cannot read it" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args, message", [
