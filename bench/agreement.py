@@ -197,8 +197,7 @@ def same_moves(results: list[dict]) -> list[list[int]]:
 
 def read_runs(files: list[str]) -> tuple[dict, list[dict]]:
     """The runs of ``--json`` files as one: the first file's settings and
-    positions, every file's engines in order, each paired anew against the
-    first engine."""
+    positions, and every file's engines in order."""
     runs = []
     for name in files:
         try:
@@ -211,10 +210,7 @@ def read_runs(files: list[str]) -> tuple[dict, list[dict]]:
             raise AgreementError(f"--merge {name}: other positions than {files[0]}'s "
                                  "(the same data, --positions, --seed and --moves draw the same)")
         runs.append(run)
-    results = [res for run in runs for res in run["engines"]]
-    for res in results[1:]:
-        res["paired"] = paired(results[0]["answers"], res["answers"])
-    return runs[0], results
+    return runs[0], [res for run in runs for res in run["engines"]]
 
 
 def print_report(results: list[dict]) -> None:
@@ -263,10 +259,8 @@ def run_engines(args: argparse.Namespace) -> tuple[list[dict], list[dict]]:
     for cmd in args.engine:
         print(f"# {cmd}", flush=True)
         answers = engine_moves(cmd, positions, args.timeout, progress)
-        res = {"engine": cmd, "answers": answers, "summary": summary(positions, answers)}
-        if results:
-            res["paired"] = paired(results[0]["answers"], answers)
-        results.append(res)
+        results.append({"engine": cmd, "answers": answers,
+                        "summary": summary(positions, answers)})
     return positions, results
 
 
@@ -302,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     except AgreementError as e:
         print(f"python -m bench.agreement: error: {e}", file=sys.stderr)
         return 2
+    for res in results[1:]:
+        res["paired"] = paired(results[0]["answers"], res["answers"])
     print_report(results)
     if args.json:
         Path(args.json).write_text(json.dumps({"data": data, "seed": seed, "moves": moves,
