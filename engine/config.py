@@ -96,10 +96,7 @@ class SearchConfig:
     ``k`` visits and ``k * value`` wins to the child before any playout.
     """
     c_explore: float = 0.1          # UCT exploration constant
-    rave_equiv: float = 300.0       # RAVE equivalence parameter: a child with many AMAF samples
-                                    # weighs its AMAF mean about k / (k + n) at n visits (3,000,
-                                    # Pachi's, until 2026-12-01; 300 won 31 of 50 at equal time and
-                                    # keeps the root's visits on the network's moves, docs/search.md)
+    rave_equiv: float = 3000.0      # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
     fpu: float = 1.0                # value of a child with no experience at all (first-play urgency)
     expand_visits: int = 0          # visits a leaf needs before it gets children; 0: by the
                                     # board's size (expand_visits_for: 2 on 9x9, 8 on 19x19)
