@@ -97,6 +97,8 @@ class SearchConfig:
     """
     c_explore: float = 0.1          # UCT exploration constant
     rave_equiv: float = 3000.0      # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
+    rave_root: float = 0.0          # the same for the root's children, where the move is chosen;
+                                    # 0: rave_equiv (docs/search.md, "The RAVE equivalence")
     fpu: float = 1.0                # value of a child with no experience at all (first-play urgency)
     expand_visits: int = 0          # visits a leaf needs before it gets children; 0: by the
                                     # board's size (expand_visits_for: 2 on 9x9, 8 on 19x19)
@@ -201,6 +203,13 @@ def root_prior(cfg: SearchConfig) -> float:
     worth: ``cfg.prior_root`` where set, else ``cfg.prior_cnn``, as at
     every other node."""
     return cfg.prior_root if cfg.prior_root > 0 else cfg.prior_cnn
+
+
+def root_rave(cfg: SearchConfig) -> float:
+    """RAVE's equivalence parameter for the root's children:
+    ``cfg.rave_root`` where set, else ``cfg.rave_equiv``, as at every
+    other node."""
+    return cfg.rave_root if cfg.rave_root > 0 else cfg.rave_equiv
 
 
 def expand_visits_for(cfg: SearchConfig, size: int) -> int:

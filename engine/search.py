@@ -30,7 +30,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, copy_board, is_eyeish, is_legal, libs_after,
                           play, playable)
-from engine.config import SearchConfig, expand_visits_for, root_prior
+from engine.config import SearchConfig, expand_visits_for, root_prior, root_rave
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
@@ -47,8 +47,8 @@ log = logging.getLogger("engine")
 # kernel parameter vector (built from SearchConfig by params_vector)
 (P_C_EXPLORE, P_RAVE_EQUIV, P_FPU, P_EXPAND, P_VLOSS, P_EVEN, P_CAPTURE,
  P_ESCAPE, P_SELF_ATARI, P_PATTERN, P_EDGE, P_PASS, P_LADDER,
- P_KOMI, P_NN, P_NN_VISITS, P_RANK, P_LAMBDA) = range(18)
-N_PARAMS = 18
+ P_KOMI, P_NN, P_NN_VISITS, P_RANK, P_LAMBDA, P_RAVE_ROOT) = range(19)
+N_PARAMS = 19
 
 # per-thread counters (C_UNFIT: descents stopped at a tree move the board
 # does not allow, which only a bug can cause)
@@ -75,6 +75,7 @@ def params_vector(cfg: SearchConfig, komi: float, size: int) -> np.ndarray:
     p[P_NN_VISITS] = cfg.nn_visits
     p[P_RANK] = cfg.nn_rank
     p[P_LAMBDA] = cfg.value_weight
+    p[P_RAVE_ROOT] = root_rave(cfg)
     return p
 
 
@@ -186,7 +187,7 @@ def select_child(ti, tf, ei, ef, node, params):
     no results, virtual loss or values yet."""
     first, n = child_block(ti, ei, node)
     c_explore = params[P_C_EXPLORE]
-    equiv = params[P_RAVE_EQUIV]
+    equiv = params[P_RAVE_ROOT] if node == ROOT else params[P_RAVE_EQUIV]
     vloss = params[P_VLOSS]
     lam = params[P_LAMBDA]
     # the parent's value mean for the player to move there: what a child
