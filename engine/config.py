@@ -97,7 +97,7 @@ class SearchConfig:
     """
     c_explore: float = 0.1          # UCT exploration constant
     rave_equiv: float = 3000.0      # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
-    rave_root: float = 0.0          # the same for the root's children, where the move is chosen;
+    rave_root: float = 300.0        # the same for the root's children, where the move is chosen;
                                     # 0: rave_equiv (docs/search.md, "The RAVE equivalence")
     fpu: float = 1.0                # value of a child with no experience at all (first-play urgency)
     expand_visits: int = 0          # visits a leaf needs before it gets children; 0: by the

@@ -177,7 +177,8 @@ def expand(ti, ei, ef, node, b, s, zob, arena, params, gammas, allowed, lb, ls):
 def select_child(ti, tf, ei, ef, node, params):
     """The edge maximising UCT + RAVE with priors and virtual loss (NO_EDGE
     when there is none).  The rollouts' estimate (own results and prior
-    experience, blended with AMAF by RAVE's beta) becomes, where the value
+    experience, blended with AMAF by RAVE's beta, whose equivalence is
+    P_RAVE_ROOT for the root's children and P_RAVE_EQUIV below) becomes, where the value
     network has judged positions in the child's subtree,
     (1 - lambda) * rollouts + lambda * value mean (AlphaGo's mix).  A child
     not yet valued, where the parent is, takes the parent's value mean in

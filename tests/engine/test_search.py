@@ -24,10 +24,12 @@ import numpy as np
 import pytest
 
 from engine.board import BLACK, EMPTY, PASS, WHITE, Board
-from engine.config import SearchConfig
+from engine.config import MIN_MEMORY, SearchConfig
 from engine.patterns import load_gammas
-from engine.search import Search, position_key
-from engine.tree import EI_MOVE, F_VISITS, NO_NODE, ROOT, T_MOVE, T_NCHILD, T_PARENT
+from engine.search import Search, params_vector, position_key, select_child
+from engine.tree import (EF_AMAF_N, EF_AMAF_W, EI_MOVE, EI_NODE, EXPANDED, F_VISITS, F_WINS,
+                         NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT, T_STATE, Tree,
+                         init_edge, init_node)
 from tree_checks import structure_problems
 
 SEEDS = range(1, 21)
@@ -564,3 +566,39 @@ def test_ladder_prior_favours_the_atari_that_captures(gammas):
     run_out = search.priors(board, 7.5)[vertex(board, "D3")]
     assert run_out < plain.priors(board, 7.5)[vertex(board, "D3")] - 0.5
 
+
+
+# --------------------------------------------------------------------------
+# selection
+
+
+def test_the_root_blends_amaf_with_its_own_equivalence():
+    """Two nodes with the same two children: A wins 60% of its 1,000
+    visits and 40% of its 5,000 AMAF samples, B 50% and 70%.  RAVE's
+    weight on AMAF is 0.65 at an equivalence of 3,000 (A 0.470, B 0.630)
+    and 0.22 at 300 (A 0.556, B 0.544).  With rave_root 300 and
+    rave_equiv 3,000 the root picks A and the node below it B; with
+    rave_root 0 the root takes rave_equiv and picks B too.  (No
+    exploration term, so the parents' visits do not matter.)"""
+    tree = Tree(MIN_MEMORY)
+    ti, tf, ei, ef = tree.arrays
+    # root(0) -> 1 (A), 2 (B); 1 -> 3 (A), 4 (B): edge k leads to node k + 1
+    for parent, first in ((ROOT, 0), (1, 2)):
+        for k, (wins, amaf_wins) in zip((first, first + 1), ((600, 2000), (500, 3500))):
+            init_edge(ei, ef, k, 10 + k)
+            init_node(ti, tf, k + 1, 10 + k, parent)
+            ei[EI_NODE, k] = k + 1
+            tf[F_VISITS, k + 1], tf[F_WINS, k + 1] = 1000, wins
+            ef[EF_AMAF_N, k], ef[EF_AMAF_W, k] = 5000, amaf_wins
+        ti[T_FIRST, parent], ti[T_NCHILD, parent] = first, 2
+        ti[T_STATE, parent] = EXPANDED
+    tree.used, tree.edges_used = 5, 4
+
+    def chosen(node, **cfg):
+        params = params_vector(SearchConfig(c_explore=0.0, **cfg), 7.5, 19)
+        return "AB"[select_child(ti, tf, ei, ef, node, params) % 2]
+
+    assert chosen(ROOT, rave_root=300.0, rave_equiv=3000.0) == "A"
+    assert chosen(1, rave_root=300.0, rave_equiv=3000.0) == "B"
+    assert chosen(ROOT, rave_root=0.0, rave_equiv=3000.0) == "B"
+    assert chosen(1, rave_equiv=300.0) == "A"

@@ -26,6 +26,12 @@ within 0.2 of the result and 1,000 rollouts on the wrong side
   B16, and won.  With lambda 0, S16 gets the most simulations, about twice
   B16's; with lambda 0.25, B16 gets two to five times as many as S16 (S13
   sometimes comes close to B16, so the test compares the two moves).
+  This case is searched with RAVE's equivalence at the root at 3,000, as
+  at every other node, the constant it was found under: with the default
+  300 (``rave_root``, since 2026-12-01) the rollouts alone already answer
+  at B16 (12,938 simulations over the 12 seeds, S16 8,258; with the
+  values B16 15,685 and S16 below the third move's 1,675), so there is
+  nothing left for the value head to turn.
 
 Each case is searched with 12 seeds of 6,000 simulations, at lambda 0
 (rollouts only, the network's priors kept) and at 0.25 (the default), root
@@ -93,11 +99,13 @@ X O X O O X X . O X . O X O . X . . .
 . . . . . . O . X O . O . O X X O . .
 . . . . . . . . . . O . . . . . . . .
 """
-# (position, its last moves, most recent first, the rollouts' move, the professional's)
+# (position, its last moves, most recent first, the rollouts' move, the professional's,
+#  the search's settings beside lambda)
 CASES = {
     "dead seven": (DEAD_SEVEN, ("N13", "O14", "N14", "G12", "K19", "F12", "J18", "G19"),
-                   "H13", "N12"),
-    "race left": (RACE_LEFT, ("B15", "B1", "E1", "K8", "L8", "P9", "P8", "L6"), "S16", "B16"),
+                   "H13", "N12", {}),
+    "race left": (RACE_LEFT, ("B15", "B1", "E1", "K8", "L8", "P9", "P8", "L6"), "S16", "B16",
+                  {"rave_root": 3000.0}),
 }
 SEEDS = range(1, 13)
 CHUNKS, CHUNK = 6, 1000
@@ -111,13 +119,13 @@ def evaluator() -> PolicyEvaluator:
 
 
 def visits(evaluator: PolicyEvaluator, position: str, last_moves: tuple[str, ...],
-           lam: float) -> dict[str, int]:
+           lam: float, settings: dict) -> dict[str, int]:
     """Root visits per move, summed over the seeds (White to move, komi 7.5)."""
     total: dict[str, int] = {}
     for seed in SEEDS:
         board = Board.from_ascii(position, WHITE)
         history = tuple(board.point(*parse_vertex(m, board.size)) for m in last_moves)
-        search = Search(SearchConfig(value_weight=lam), load_gammas(), 1, seed)
+        search = Search(SearchConfig(value_weight=lam, **settings), load_gammas(), 1, seed)
         search.attach_network(evaluator.evaluate, evaluator.supports,
                               value=evaluator.evaluate_value)
         worker = PriorWorker(search.queue, evaluator, 128)
@@ -135,9 +143,9 @@ def visits(evaluator: PolicyEvaluator, position: str, last_moves: tuple[str, ...
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_value_head_sees_the_race_won_and_answers_elsewhere(evaluator, case) -> None:
-    position, last_moves, race, answer = CASES[case]
-    rollouts = visits(evaluator, position, last_moves, 0.0)
-    valued = visits(evaluator, position, last_moves, 0.25)
+    position, last_moves, race, answer, settings = CASES[case]
+    rollouts = visits(evaluator, position, last_moves, 0.0, settings)
+    valued = visits(evaluator, position, last_moves, 0.25, settings)
     top = [sorted(v.items(), key=lambda kv: -kv[1])[:3] for v in (rollouts, valued)]
     assert max(rollouts, key=rollouts.get) == race, top
     assert valued[answer] > 1.5 * valued.get(race, 0), top
