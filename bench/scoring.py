@@ -131,7 +131,7 @@ def main(argv=None) -> int:
                         for b, result in player.count_searches(board, history)]
         else:
             result = player.search.run(board, player.game.komi, max_sims=args.rollouts,
-                                       history=history)
+                                       history=history, counting=True)
             searched = [(result.playout_ownership, player.search.net_ownership(board, history))]
         record = _signed(label["result"])
         gnugo_dead = sorted(label["dead"])

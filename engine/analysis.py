@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.board import BLACK, PASS, WHITE, Board
-from engine.config import MAX_GFX_INTERVAL, check_range, expand_visits_for, root_rave
+from engine.config import MAX_GFX_INTERVAL, check_range, count_rave, expand_visits_for, root_rave
 from engine.search import SearchResult, position_key
 
 log = logging.getLogger("engine")
@@ -418,7 +418,8 @@ class Analysis:
             f"rollouts {cfg.rollouts}, time per move {move_time}, threads {cfg.threads},"
             f" resign below {cfg.resign:g}, lag {cfg.lag:g}s, seed {cfg.seed or 'clock'}",
             f"tree cap {s.max_memory} bytes ({s.max_memory / (1 << 30):.2f} GiB),"
-            f" c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g} (root {root_rave(s):g}),"
+            f" c_explore {s.c_explore:g}, rave_equiv {s.rave_equiv:g} (root {root_rave(s):g},"
+            f" count {count_rave(s):g}),"
             f" expand_visits {expand_visits_for(s, p.game.size)}"
             + (" (by board size)" if s.expand_visits == 0 else "")
             + f", virtual_loss {s.virtual_loss}",

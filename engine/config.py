@@ -96,9 +96,12 @@ class SearchConfig:
     ``k`` visits and ``k * value`` wins to the child before any playout.
     """
     c_explore: float = 0.1          # UCT exploration constant
-    rave_equiv: float = 3000.0      # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
-    rave_root: float = 300.0        # the same for the root's children, where the move is chosen;
-                                    # 0: rave_equiv (docs/search.md, "The RAVE equivalence")
+    rave_equiv: float = 300.0       # RAVE equivalence parameter (visits at which beta = 1/2 roughly)
+                                    # (docs/search.md, "The RAVE equivalence")
+    rave_root: float = 0.0          # the same for the root's children alone; 0: rave_equiv
+    count_rave: float = 3000.0      # the same in the searches that count a position rather
+                                    # than choose a move (final_score, final_status_list, the
+                                    # pass-back and resign checks), at every node; 0: rave_equiv
     fpu: float = 1.0                # value of a child with no experience at all (first-play urgency)
     expand_visits: int = 0          # visits a leaf needs before it gets children; 0: by the
                                     # board's size (expand_visits_for: 2 on 9x9, 8 on 19x19)
@@ -210,6 +213,12 @@ def root_rave(cfg: SearchConfig) -> float:
     ``cfg.rave_root`` where set, else ``cfg.rave_equiv``, as at every
     other node."""
     return cfg.rave_root if cfg.rave_root > 0 else cfg.rave_equiv
+
+
+def count_rave(cfg: SearchConfig) -> float:
+    """RAVE's equivalence parameter in a search that counts a position:
+    ``cfg.count_rave`` where set, else ``cfg.rave_equiv``."""
+    return cfg.count_rave if cfg.count_rave > 0 else cfg.rave_equiv
 
 
 def expand_visits_for(cfg: SearchConfig, size: int) -> int:

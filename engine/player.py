@@ -528,7 +528,7 @@ class Player:
         after.play(PASS, c)
         result = self.search.run(after, self.scoring_komi,
                                  max_sims=min(self.config.rollouts, OWNERSHIP_ROLLOUTS),
-                                 history=(PASS,) + self.history())
+                                 history=(PASS,) + self.history(), counting=True)
         self._ownership = (position_key(after), result)
         return self._margin(c, result.ownership), result
 
@@ -712,7 +712,7 @@ class Player:
         if self._ownership is None or self._ownership[0] != key:
             sims = min(self.config.rollouts, OWNERSHIP_ROLLOUTS)
             result = self.search.run(self.game.board, self.scoring_komi, max_sims=sims,
-                                     history=self.history())
+                                     history=self.history(), counting=True)
             self._ownership = (key, result)
         return self._ownership[1]
 
@@ -727,7 +727,8 @@ class Player:
             b = board.copy()
             b.to_move = c
             b.s[S_PASSES] = 0
-            out.append((b, self.search.run(b, self.scoring_komi, max_sims=sims, history=history)))
+            out.append((b, self.search.run(b, self.scoring_komi, max_sims=sims, history=history,
+                                           counting=True)))
         return out
 
     def _count(self, board: Board, history: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from engine.board import (BLACK, COLOR, EMPTIES, EMPTY, HEAD, LIBS, PASS, S_N,
                           S_NEMPTY, S_PASSES, S_TO_MOVE, S_W, WHITE, ZOBRIST,
                           Board, area_fill, copy_board, is_eyeish, is_legal, libs_after,
                           play, playable)
-from engine.config import SearchConfig, expand_visits_for, root_prior, root_rave
+from engine.config import SearchConfig, count_rave, expand_visits_for, root_prior, root_rave
 from engine.patterns import pattern_code
 from engine.playout import (PlayoutScratch, atari_captures, escape_fails, playout_params,
                             policy_playout, self_atari)
@@ -55,10 +55,14 @@ N_PARAMS = 19
 C_SIMS, C_EXPANDED, C_DEFERRED, C_UNFIT = range(4)
 
 
-def params_vector(cfg: SearchConfig, komi: float, size: int) -> np.ndarray:
+def params_vector(cfg: SearchConfig, komi: float, size: int,
+                  counting: bool = False) -> np.ndarray:
+    """The kernels' constants for a search of a ``size`` board at ``komi``;
+    ``counting``: for a search that counts the position rather than
+    chooses a move, which blends AMAF by ``count_rave`` at every node."""
     p = np.zeros(N_PARAMS, np.float64)
     p[P_C_EXPLORE] = cfg.c_explore
-    p[P_RAVE_EQUIV] = cfg.rave_equiv
+    p[P_RAVE_EQUIV] = count_rave(cfg) if counting else cfg.rave_equiv
     p[P_FPU] = cfg.fpu
     p[P_EXPAND] = expand_visits_for(cfg, size)
     p[P_VLOSS] = cfg.virtual_loss
@@ -75,7 +79,7 @@ def params_vector(cfg: SearchConfig, komi: float, size: int) -> np.ndarray:
     p[P_NN_VISITS] = cfg.nn_visits
     p[P_RANK] = cfg.nn_rank
     p[P_LAMBDA] = cfg.value_weight
-    p[P_RAVE_ROOT] = root_rave(cfg)
+    p[P_RAVE_ROOT] = count_rave(cfg) if counting else root_rave(cfg)
     return p
 
 
@@ -558,14 +562,15 @@ class Search:
     # searching -----------------------------------------------------------
     def run(self, board: Board, komi: float, max_sims: int | None = None,
             seconds: float | None = None, avoid: tuple[int, ...] = (),
-            history: tuple[int, ...] = ()) -> SearchResult:
+            history: tuple[int, ...] = (), counting: bool = False) -> SearchResult:
         """Search ``board`` until ``max_sims`` simulations, ``seconds`` or
         ``stop()``; with neither limit it runs until ``stop()``.  Root moves
         in ``avoid`` (points, or PASS) are not searched (analysis requests,
         a pass the player refuses); they stay pruned in the kept tree, so
         clear it afterwards unless the position changes.  ``history``: the moves
         that led to ``board``, most recent first (the network's turns-since
-        planes)."""
+        planes).  ``counting``: the search counts the position (its
+        ownership) rather than chooses a move (``params_vector``)."""
         if board.s[S_PASSES] >= 2:
             # after two passes the root must still get children: cleanup
             # moves (and their ownership) are asked for exactly then
@@ -589,7 +594,7 @@ class Search:
                 allowed[p] = 0
         no_pass = PASS in avoid
         self._prune_root(allowed, no_pass)
-        params = params_vector(self.cfg, komi, board.size)
+        params = params_vector(self.cfg, komi, board.size, counting)
         pp = playout_params(self.cfg)
         nn = self.uses_network(board.size)
         queue = self.queue

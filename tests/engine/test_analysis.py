@@ -389,7 +389,7 @@ def test_describe_and_explain() -> None:
     text = a.describe()
     assert text.splitlines()[0].startswith("delayed-go 0.1.0")
     assert "rollouts 200" in text and "tree cap 4194304 bytes (0.00 GiB)" in text and "seed 1" in text
-    assert "rave_equiv 3000 (root 300)" in text
+    assert "rave_equiv 300 (root 300, count 3000)" in text
     assert a.explain_last_move() == ""
     a.genmove("b")
     explained = a.explain_last_move()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from engine.board import BLACK, COLOR, PASS, WHITE, area_score
-from engine.config import EngineConfig
+from engine.config import EngineConfig, SearchConfig
 from engine.features import LEGAL
 from engine.game import format_score
 from engine.player import PLAY_ON, Player, count_ownership
@@ -453,11 +453,10 @@ def test_a_false_seki_is_counted_dead():
     lists the 13 stones and G1, final_score B+21.5).  The count finds the
     sacrifice in the search with Black to move for 8 of these 10 seeds
     (183 of the first 200); a seed that misses it counts W+6.5, and 4 of
-    the 200 call some stones seki.  The count hangs on the RAVE
-    equivalence below the root: with 3,000 there, the root's 300 (the
-    default) or 3,000 make no difference (183 of 200 right, 4 and 5
-    seki), while 300 everywhere finds it for 157, 15 seki (2026-12-01,
-    docs/search.md)."""
+    the 200 call some stones seki.  The count hangs on RAVE's
+    equivalence: at 3,000 (``count_rave``, the count's own) it finds the
+    sacrifice for 183 of 200 seeds, at 300 (the move search's since
+    2026-12-01) for 157, with 15 calling stones seki (docs/search.md)."""
     path = str(Path(__file__).parents[1] / "data" / "sgf" / "pass-at-move-66-vs-pachi-9x9.sgf")
     dead = ["D9", "E9", "F9", "G9", "A8", "D8", "E8", "A7", "B7", "C7", "D7", "A6", "D6",
             "G1"]
@@ -471,6 +470,26 @@ def test_a_false_seki_is_counted_dead():
                 == sorted(dead)):
             right += 1
     assert right >= 8
+
+
+def test_the_count_keeps_its_own_rave_equivalence():
+    """The searches behind the count blend AMAF by ``count_rave``, not
+    by the move search's ``rave_equiv``: one thread and one seed, the
+    count's ownership of the false seki's board is the same to the bit
+    whether the move search takes 300 or 3,000, and with ``count_rave`` 0
+    (follow ``rave_equiv``) the two differ."""
+    path = str(Path(__file__).parents[1] / "data" / "sgf" / "pass-at-move-66-vs-pachi-9x9.sgf")
+
+    def count(**search) -> np.ndarray:
+        player = Player(EngineConfig(board_size=9, seed=3, rollouts=3000,
+                                     search=SearchConfig(**search)))
+        player.loadsgf(path)
+        return np.concatenate([r.ownership for _, r in
+                               player.count_searches(player.game.board, player.history())])
+
+    assert np.array_equal(count(rave_equiv=300.0), count(rave_equiv=3000.0))
+    assert not np.array_equal(count(rave_equiv=300.0, count_rave=0.0),
+                              count(rave_equiv=3000.0, count_rave=0.0))
 
 
 def _result_with(move, winrate: float, own, candidates=()) -> SearchResult:

@@ -26,7 +26,8 @@ import pytest
 from engine.board import BLACK, EMPTY, PASS, WHITE, Board
 from engine.config import MIN_MEMORY, SearchConfig
 from engine.patterns import load_gammas
-from engine.search import Search, params_vector, position_key, select_child
+from engine.search import (P_RAVE_EQUIV, P_RAVE_ROOT, Search, params_vector, position_key,
+                           select_child)
 from engine.tree import (EF_AMAF_N, EF_AMAF_W, EI_MOVE, EI_NODE, EXPANDED, F_VISITS, F_WINS,
                          NO_NODE, ROOT, T_FIRST, T_MOVE, T_NCHILD, T_PARENT, T_STATE, Tree,
                          init_edge, init_node)
@@ -602,3 +603,18 @@ def test_the_root_blends_amaf_with_its_own_equivalence():
     assert chosen(1, rave_root=300.0, rave_equiv=3000.0) == "B"
     assert chosen(ROOT, rave_root=0.0, rave_equiv=3000.0) == "B"
     assert chosen(1, rave_equiv=300.0) == "A"
+
+
+def test_a_counting_search_takes_the_count_s_equivalence_everywhere():
+    """params_vector: a search that chooses a move blends AMAF by
+    rave_equiv below the root and rave_root (0: rave_equiv) at it; one
+    that counts the position by count_rave at every node (0: rave_equiv)."""
+    def equivs(counting, **cfg):
+        p = params_vector(SearchConfig(**cfg), 7.5, 19, counting)
+        return p[P_RAVE_ROOT], p[P_RAVE_EQUIV]
+
+    assert equivs(False) == (300.0, 300.0)
+    assert equivs(True) == (3000.0, 3000.0)
+    assert equivs(False, rave_root=1000.0) == (1000.0, 300.0)
+    assert equivs(True, rave_root=1000.0, count_rave=500.0) == (500.0, 500.0)
+    assert equivs(True, rave_equiv=400.0, count_rave=0.0) == (400.0, 400.0)

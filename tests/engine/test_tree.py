@@ -135,7 +135,7 @@ def test_edges_and_lazy_nodes_search_exactly_as_a_node_per_move():
     arenas too large to run out, so that no expansion is cut short where
     one layout's arena ends and the other's does not.  Both expanded a
     leaf at its second visit on either board size, and blended AMAF with
-    one equivalence, 3,000, at the root too (rave_root came later)."""
+    RAVE's equivalence at 3,000, the default then."""
     gammas = load_gammas()
     expected = {
         (9, 0): (73, [302, 242, 178, 146, 124, 120, 103, 93, 72, 65, 63, 60]),
@@ -146,7 +146,7 @@ def test_edges_and_lazy_nodes_search_exactly_as_a_node_per_move():
         (19, 2): (256, [68, 58, 43]),
     }
     for size, sims in ((9, 3000), (19, 1500)):
-        search = Search(SearchConfig(expand_visits=2, rave_root=3000.0), gammas, threads=1,
+        search = Search(SearchConfig(expand_visits=2, rave_equiv=3000.0), gammas, threads=1,
                         seed=5)
         search.tree = Tree(SearchConfig().max_memory, edge_chunk=1 << 22, node_chunk=1 << 21)
         search.queue.tree = search.tree
@@ -204,16 +204,17 @@ def test_no_descent_is_cut_short_for_want_of_a_node(gammas):
     the arenas does not change the search: one thread, a fixed seed, 19x19
     after three moves, 4,000 simulations with a node arena of one node at a
     time, and with the default 512, search exactly (every node's and edge's
-    statistics) as with an arena that never runs out.  The seed is one
-    whose search spends its whole budget (seeds 3-5, 7 and 8 find the move
-    decided after 3,825-3,985 simulations under rave_root 300, and stop).
-    (Until 2026-11-30 an arena spent in the middle of a batch ended that
-    simulation's descent one move early: 40 of the 19,985 simulations of a
-    20,000-simulation search, docs/search.md.)"""
+    statistics) as with an arena that never runs out.  RAVE's equivalence
+    is 3,000 here, under which this search spends its whole budget (at the
+    default 300 a search from this position may find its move decided and
+    stop early).  (Until 2026-11-30 an
+    arena spent in the middle of a batch ended that simulation's descent one
+    move early: 40 of the 19,985 simulations of a 20,000-simulation search,
+    docs/search.md.)"""
     moves = ("Q16", "D4", "Q3")
     trees = []
     for node_chunk in (1, 512, 1 << 21):
-        search = Search(SearchConfig(), gammas, threads=1, seed=1)
+        search = Search(SearchConfig(rave_equiv=3000.0), gammas, threads=1, seed=4)
         search.tree = Tree(SearchConfig().max_memory, edge_chunk=1 << 22, node_chunk=node_chunk)
         search.queue.tree = search.tree
         board = Board(19)

@@ -26,11 +26,10 @@ within 0.2 of the result and 1,000 rollouts on the wrong side
   B16, and won.  With lambda 0, S16 gets the most simulations, about twice
   B16's; with lambda 0.25, B16 gets two to five times as many as S16 (S13
   sometimes comes close to B16, so the test compares the two moves).
-  This case is searched with RAVE's equivalence at the root at 3,000, as
-  at every other node, the constant it was found under: with the default
-  300 (``rave_root``, since 2026-12-01) the rollouts alone already answer
-  at B16 (12,938 simulations over the 12 seeds, S16 8,258; with the
-  values B16 15,685 and S16 below the third move's 1,675), so there is
+  This case is searched with RAVE's equivalence at 3,000, the constant
+  it was found under: with the default 300 (since 2026-12-01) the
+  rollouts alone already answer at B16 (15,955 simulations over the 12
+  seeds, S16 5,837; with the values B16 14,837, S16 1,357), so there is
   nothing left for the value head to turn.
 
 Each case is searched with 12 seeds of 6,000 simulations, at lambda 0
@@ -105,7 +104,7 @@ CASES = {
     "dead seven": (DEAD_SEVEN, ("N13", "O14", "N14", "G12", "K19", "F12", "J18", "G19"),
                    "H13", "N12", {}),
     "race left": (RACE_LEFT, ("B15", "B1", "E1", "K8", "L8", "P9", "P8", "L6"), "S16", "B16",
-                  {"rave_root": 3000.0}),
+                  {"rave_equiv": 3000.0}),
 }
 SEEDS = range(1, 13)
 CHUNKS, CHUNK = 6, 1000
