@@ -211,12 +211,15 @@ def test_command_line_exit_status(tmp_path) -> None:
     assert "nothing.npz" in proc.stderr
 
 
-def run_torchrun(args: list[str], timeout: float) -> tuple[int, str]:
-    """torchrun --standalone ARGS: (exit status, stderr).  Past the timeout
-    torchrun gets SIGTERM, on which it stops its ranks (each in a session
-    of its own, out of reach of a signal to its process group), then
-    SIGKILL; the test fails rather than leave ranks behind."""
-    proc = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone", *args],
+def run_torchrun(args: list[str], timeout: float, log_dir: Path) -> tuple[int, str]:
+    """torchrun --standalone ARGS: (exit status, stderr).  Each rank's
+    stderr is also kept under LOG_DIR, so that a failure can show the
+    failing rank's own last words, not only torchrun's summary.  Past the
+    timeout torchrun gets SIGTERM, on which it stops its ranks (each in a
+    session of its own, out of reach of a signal to its process group),
+    then SIGKILL; the test fails rather than leave ranks behind."""
+    proc = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                             "--log-dir", str(log_dir), "--tee", "2", *args],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
@@ -228,18 +231,26 @@ def run_torchrun(args: list[str], timeout: float) -> tuple[int, str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             _, err = proc.communicate()
-        pytest.fail(f"torchrun still running after {timeout} s: {err[-2000:]}")
+        pytest.fail(f"torchrun still running after {timeout} s: {err[-2000:]}"
+                    f"{rank_stderr(log_dir)}")
     return proc.returncode, err
+
+
+def rank_stderr(log_dir: Path) -> str:
+    """The last 2,000 characters of every rank's stderr under LOG_DIR
+    (torchrun keeps them as RUN_ID/attempt_N/RANK/stderr.log)."""
+    return "".join(f"\n--- {f.relative_to(log_dir)} ---\n{f.read_text(errors='replace')[-2000:]}"
+                   for f in sorted(log_dir.rglob("stderr.log")))
 
 
 @pytest.mark.slow
 def test_torchrun_two_processes(cache, tmp_path) -> None:
     """The same command under torchrun trains with DDP (gloo on CPU)."""
-    out = tmp_path / "ddp"
+    out, logs = tmp_path / "ddp", tmp_path / "logs"
     code, err = run_torchrun(
         ["--nproc_per_node", "2", "-m", "nets.train", "--data", str(cache), "--out", str(out),
-         "--steps", "4", "--eval-every", "2", *TINY], timeout=300)
-    assert code == 0, err[-2000:]
+         "--steps", "4", "--eval-every", "2", *TINY], timeout=300, log_dir=logs)
+    assert code == 0, err[-2000:] + rank_stderr(logs)
     assert "2 process(es)" in err
     assert [r["step"] for r in _metrics(out)] == [0, 2, 4]
     m = load_checkpoint(out / "last.pt").metadata
