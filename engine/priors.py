@@ -317,6 +317,12 @@ class PriorQueue:
     def depth(self) -> int:
         return len(self._items)
 
+    def unanswered(self) -> int:
+        """Requests of this generation whose replies have not been written
+        (waiting in the queue or in the worker's hands)."""
+        with self._cv:
+            return len(self._waiting)
+
     def close(self) -> None:
         with self._cv:
             self._closed = True

@@ -251,8 +251,12 @@ def test_the_value_turns_the_choice():
     their mind; a value network that says black wins wherever it holds B2
     makes the search choose it, while the same search with lambda = 0 does
     not (5 seeds of 2,000 simulations, nodes evaluated from their second
-    visit; the worker's timing varies, so one seed may miss).  The prior matters: a move the search never visits never gets
-    a value, as in AlphaGo, where the policy decides what is read."""
+    visit).  The search runs in steps of 200 simulations and waits for
+    every answer between steps, so that a loaded machine's slow worker
+    delays a value by at most one step (run in one piece, the test lost
+    two seeds of five under CI's load).  The prior matters: a move the
+    search never visits never gets a value, as in AlphaGo, where the
+    policy decides what is read."""
     b2 = 5 * 7 + 1
     chosen = {}
     for lam in (0.0, 0.5):
@@ -265,7 +269,9 @@ def test_the_value_turns_the_choice():
             worker.start()
             try:
                 board = Board(7)
-                r = search.run(board, 7.5, max_sims=2000)
+                for _ in range(10):
+                    r = search.run(board, 7.5, max_sims=200)
+                    assert wait_for(lambda: search.queue.unanswered() == 0)
             finally:
                 worker.stop()
             picks.append(board.name(r.move))
