@@ -132,7 +132,7 @@ def visits(evaluator: PolicyEvaluator, position: str, last_moves: tuple[str, ...
         try:
             for _ in range(CHUNKS):
                 result = search.run(board, 7.5, max_sims=CHUNK, history=history)
-                assert wait_for(lambda: search.queue.depth() == 0, 60)
+                assert wait_for(lambda: search.queue.unanswered() == 0, 60)
         finally:
             worker.stop()
         for c in result.candidates:
