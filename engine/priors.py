@@ -385,8 +385,6 @@ class PriorQueue:
             ti, tf, ei, ef = tree.arrays
             count = write_replies(ti, tf, ei, ef, nodes, np.asarray(probs[:k], np.float32),
                                   vals, self.size + 2, self.size, self.equiv, written)
-        with self._cv:
-            self._waiting.difference_update(int(v) for v in nodes if v >= 0)
         self.stats.evaluated += count
         self.stats.stale += k - count
         if values is not None:
@@ -394,6 +392,9 @@ class PriorQueue:
         self.stats.lags.extend(done - t for (_, _, t), ok in zip(tickets, written) if ok)
         self.stats.batches += 1
         self.stats.positions += len(tickets)
+        # last, so that unanswered() == 0 means the replies and their counts are in
+        with self._cv:
+            self._waiting.difference_update(int(v) for v in nodes if v >= 0)
 
 
 def root_planes(board, history, rank: int) -> np.ndarray:

@@ -158,8 +158,7 @@ def test_priors_arrive_asynchronously_into_every_move():
         r = player.search.run(player.game.board, 7.5, max_sims=3000)
         assert r.net.requested > 20
         tree = player.search.tree
-        assert wait_for(lambda: player.search.queue.depth() == 0)
-        time.sleep(0.2)
+        assert wait_for(lambda: player.search.queue.unanswered() == 0)
         ready = ready_nodes(tree)
         assert len(ready) > 20, "the worker wrote priors into few nodes"
         cnn = SearchConfig().prior_cnn
@@ -232,8 +231,7 @@ def test_the_root_prior_weighs_the_root_alone_once_a_root():
         assert fresh == {m: extra[m] for m in fresh}
         after = board.copy()
         after.play(r.move)
-        assert wait_for(lambda: rooted.queue.depth() == 0)
-        time.sleep(0.1)
+        assert wait_for(lambda: rooted.queue.unanswered() == 0)
         rooted.advance(r.move, after)
         assert rooted.tree.ti[T_STATE, ROOT] == NN_READY      # its priors came from the worker
         kept = root_priors(rooted)

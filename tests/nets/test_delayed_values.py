@@ -286,7 +286,7 @@ def test_a_network_without_a_value_head_brings_priors_only():
     try:
         player.search.run(player.game.board, 7.5, max_sims=1500)
         tree = player.search.tree
-        assert wait_for(lambda: player.search.queue.depth() == 0)
+        assert wait_for(lambda: player.search.queue.unanswered() == 0)
         assert player.search.queue.stats.evaluated > 0
         assert not tree.tf[F_VALUE_N, :tree.used].any()
         assert tree.ti[T_PARENT, ROOT] == NO_NODE
