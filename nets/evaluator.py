@@ -201,7 +201,7 @@ class PolicyEvaluator:
             out = traced(x, col, torch.full((x.shape[0],), 0.0 if komi is None else komi))
         else:
             with autocast(self.device, self.precision, cache=not capture):
-                out = self.model(x, col) if komi is None else self.model(x, col, komi)[:2]
+                out = self.model(x, col) if komi is None else self.model.policy_value(x, col, komi)
         if komi is None:
             return (self._softmax(x, out),)
         logits, value = out
@@ -285,7 +285,7 @@ class _Forward(torch.nn.Module):
         with autocast(self.device, self.precision):
             if not self.value:
                 return self.model(x, col).float()
-            logits, value, _ = self.model(x, col, komi)
+            logits, value = self.model.policy_value(x, col, komi)
         return logits.float(), value.float()
 
 

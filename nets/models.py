@@ -657,17 +657,30 @@ class ResValueNet(ResPolicyNet):
         own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f)))
         return self.to_move(own.reshape(f.shape[0], 2, -1), color)
 
+    def _policy_value(self, f: torch.Tensor, idx: torch.Tensor, komi):
+        """(policy logits, value logit) from trunk features f, colour
+        indices idx and the game's komi."""
+        b = f.shape[0]
+        policy = self.to_move(self.fp32_head(self.head, f).reshape(b, 2, -1), idx)
+        komi = torch.as_tensor(komi, dtype=torch.float32, device=f.device).reshape(-1).expand(b)
+        return policy, self.value_logit(f, komi_to_move(komi, idx))
+
+    def policy_value(self, x: torch.Tensor, color, komi) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward(x, color, komi)``'s first two outputs, without the
+        ownership head that the search does not use: its 3x3 convolution is
+        a fourteenth layer of the trunk's width, about a tenth of an eager
+        pass (a frozen trace drops it by itself)."""
+        f = self.trunk(x)
+        return self._policy_value(f, color_index(color, f.shape[0], f.device), komi)
+
     def forward(self, x: torch.Tensor, color, komi=None, next_moves: bool = False):
         if komi is None:
             return super().forward(x, color, next_moves)
         f = self.trunk(x)
         b = f.shape[0]
         idx = color_index(color, b, f.device)
-        policy = self.to_move(self.fp32_head(self.head, f).reshape(b, 2, -1), idx)
         own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f)))
-        own = self.to_move(own.reshape(b, 2, -1), idx)
-        komi = torch.as_tensor(komi, dtype=torch.float32, device=f.device).reshape(-1).expand(b)
-        out = (policy, self.value_logit(f, komi_to_move(komi, idx)), own)
+        out = self._policy_value(f, idx, komi) + (self.to_move(own.reshape(b, 2, -1), idx),)
         return out + (self.next_logits(f, idx),) if next_moves else out
 
 

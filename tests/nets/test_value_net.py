@@ -182,6 +182,9 @@ def test_res6v_heads() -> None:
     assert torch.allclose(net(x, c), policy)
     # a scalar komi is every position's
     assert torch.allclose(net(x, c, 7.5)[1][:2], value[:2])
+    # the search's pass: the same policy and value, no ownership head
+    komi = torch.tensor([7.5, 7.5, 0.5, -3.0, 6.5])
+    assert all(torch.equal(a, b) for a, b in zip(net.policy_value(x, c, komi), (policy, value)))
     # folded batch norms give the same function
     fast = net.for_inference()
     for a, b in zip(fast(x, c, 6.5), net(x, c, 6.5)):
@@ -217,6 +220,7 @@ def test_a_score_head_moves_with_komi_as_a_count_does() -> None:
                           torch.where(c == 1, 10.0, -10.0) / spread, atol=1e-4)
     fast = net.for_inference()
     assert torch.allclose(fast(x, c, 6.5)[1], net(x, c, 6.5)[1], atol=1e-4)
+    assert torch.equal(net.policy_value(x, c, 6.5)[1], net(x, c, 6.5)[1])
     with pytest.raises(ValueError, match="value_head must be"):
         build_model("res6v", value_head="linear")
 
