@@ -646,9 +646,14 @@ class ResValueNet(ResPolicyNet):
             return KOMI_SCALE * o[:, 0], KOMI_SCALE * F.softplus(o[:, 1]) + SCORE_MIN_SCALE
 
     def _value_pool(self, f: torch.Tensor) -> torch.Tensor:
-        """The value head's 1x1 convolution, its mean and maximum over the board."""
+        """The value head's 1x1 convolution, its mean and maximum over the
+        board (float32).  A sum and a max pool rather than ``mean`` and
+        ``amax``, whose backward passes on channels-last bf16 activations
+        took 6 and 11 ms of a 128-position training step, 4% of it
+        (docs/benchmarks.md); the same values."""
         v = F.relu(self.value_bn(self.value_conv(f)))
-        return torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
+        mean = v.sum(dim=(2, 3)).float() / (v.shape[2] * v.shape[3])
+        return torch.cat([mean, F.adaptive_max_pool2d(v, 1).flatten(1).float()], dim=1)
 
     def ownership_logits(self, x: torch.Tensor, color) -> torch.Tensor:
         """The ownership head alone: (b, n*n) logits that the player to move
@@ -673,14 +678,28 @@ class ResValueNet(ResPolicyNet):
         f = self.trunk(x)
         return self._policy_value(f, color_index(color, f.shape[0], f.device), komi)
 
-    def forward(self, x: torch.Tensor, color, komi=None, next_moves: bool = False):
+    def forward(self, x: torch.Tensor, color, komi=None, next_moves: bool = False,
+                own_rows: torch.Tensor | None = None):
+        """``own_rows`` (training): the batch rows whose ownership is wanted,
+        as indices; the ownership logits are then (len(own_rows), n*n), the
+        head runs on those rows alone, and on none it does not run (the
+        third output is None).  A trainer needs the rows of its labelled
+        games only, about one in twenty of train19's positions."""
         if komi is None:
             return super().forward(x, color, next_moves)
         f = self.trunk(x)
         b = f.shape[0]
         idx = color_index(color, b, f.device)
-        own = self.fp32_head(self.own_head, F.relu(self.own_hidden(f)))
-        out = self._policy_value(f, idx, komi) + (self.to_move(own.reshape(b, 2, -1), idx),)
+        out = self._policy_value(f, idx, komi)
+        if own_rows is None:
+            own_f, own_idx = f, idx
+        else:
+            own_f, own_idx = f[own_rows], idx[own_rows]
+        if own_f.shape[0] == 0:
+            out = out + (None,)
+        else:
+            own = self.fp32_head(self.own_head, F.relu(self.own_hidden(own_f)))
+            out = out + (self.to_move(own.reshape(own_f.shape[0], 2, -1), own_idx),)
         return out + (self.next_logits(f, idx),) if next_moves else out
 
 

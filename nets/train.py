@@ -1236,6 +1236,19 @@ def pick_memory_format(spec: str, config: dict, device: torch.device) -> torch.m
     return torch.channels_last if spec == "channels_last" else torch.contiguous_format
 
 
+def own_rows(own) -> torch.Tensor:
+    """The rows of a batch whose ownership the value net computes in
+    training: those of labelled games (weight 1 in ``own``, the (targets,
+    weights) of :class:`nets.ownership.OwnerTargets`), or row 0 (weight 0)
+    when there is none, so that the head's gradient is defined, zero, as it
+    was when the head ran on every row; none without ``own``.  The loss and
+    the gradients are those of the whole batch: the other rows weigh 0."""
+    if own is None:
+        return torch.zeros(0, dtype=torch.long)
+    rows = torch.nonzero(torch.as_tensor(own[1]) > 0).flatten()
+    return rows if len(rows) else torch.zeros(1, dtype=torch.long)
+
+
 def train_step(net, opt, x, y, c, device, autocast,
                loss_fn=lambda logits, y, x: F.cross_entropy(logits, y),
                clip: float | None = None, v: torch.Tensor | None = None,
@@ -1261,7 +1274,8 @@ def train_step(net, opt, x, y, c, device, autocast,
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             marks.append(time.perf_counter())
-    x = x.to(device, non_blocking=True).float().contiguous(memory_format=memory_format)
+    x = x.to(device, non_blocking=True)     # uint8 planes, then float32 in one copy
+    x = torch.empty(x.shape, device=device, memory_format=memory_format).copy_(x)
     y = y.to(device, non_blocking=True)
     c = c.to(device, non_blocking=True)
     later = next_moves > 0
@@ -1275,14 +1289,15 @@ def train_step(net, opt, x, y, c, device, autocast,
         loss = loss_fn(out.float(), y, x)
     else:
         v = v.to(device, non_blocking=True)
+        rows = own_rows(own)
         with autocast():
-            out = net(x, c, v[:, 2], next_moves=True) if later else net(x, c, v[:, 2])
+            out = net(x, c, v[:, 2], next_moves=later, own_rows=rows.to(device, non_blocking=True))
         if later:
             out, next_logits = out[:3], out[3]
         if own is None:
             loss = loss_fn(out, y, x, v)
         else:
-            loss = loss_fn(out, y, x, v, tuple(t.to(device, non_blocking=True) for t in own))
+            loss = loss_fn(out, y, x, v, tuple(t[rows].to(device, non_blocking=True) for t in own))
     if later:
         loss = loss + next_weight * next_moves_loss(next_logits, y_next)
     mark()

@@ -185,6 +185,11 @@ def test_res6v_heads() -> None:
     # the search's pass: the same policy and value, no ownership head
     komi = torch.tensor([7.5, 7.5, 0.5, -3.0, 6.5])
     assert all(torch.equal(a, b) for a, b in zip(net.policy_value(x, c, komi), (policy, value)))
+    # a trainer's rows of labelled games: their ownership alone, or none
+    some = net(x, c, komi, own_rows=torch.tensor([3, 1]))
+    assert torch.allclose(some[2], own[[3, 1]], atol=1e-6)
+    assert all(torch.equal(a, b) for a, b in zip(some[:2], (policy, value)))
+    assert net(x, c, komi, own_rows=torch.zeros(0, dtype=torch.long))[2] is None
     # folded batch norms give the same function
     fast = net.for_inference()
     for a, b in zip(fast(x, c, 6.5), net(x, c, 6.5)):
@@ -192,6 +197,43 @@ def test_res6v_heads() -> None:
     # works on smaller boards (pooling, not a board-sized layer)
     assert net(torch.rand(2, 38, 9, 9), 0, 7.5)[1].shape == (2,)
     assert komi_to_move(torch.tensor([7.5, 7.5]), torch.tensor([0, 1])).tolist() == [-7.5, 7.5]
+
+
+@pytest.mark.parametrize("labelled", [[1, 4], []])
+def test_a_training_step_runs_the_ownership_head_on_labelled_rows_only(labelled) -> None:
+    """The loss and every gradient are the whole batch's: rows of weight 0
+    add nothing, and with no labelled row the head still gets its (zero)
+    gradient, as it did when it ran on every row."""
+    from contextlib import nullcontext
+    from nets.ownership import masked_loss
+    x = (torch.rand(6, 38, 9, 9) < 0.3).to(torch.uint8)
+    y = torch.randint(0, 81, (6,))
+    c = torch.tensor([0, 1, 0, 1, 1, 0])
+    v = torch.tensor([[1.0, 1.0, 7.5]] * 3 + [[0.0, 1.0, 6.5]] * 3)
+    weight = torch.zeros(6)
+    weight[labelled] = 1.0
+    own = (torch.rand(6, 81), weight)
+
+    def loss_fn(out, y, x, v, own=None):
+        return T.policy_value_loss(out, y, v, 1.0, own)
+
+    grads = []
+    for step in ("train_step", "whole batch"):
+        torch.manual_seed(0)
+        net = build_model("res6v", width=8, blocks=1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.0)
+        if step == "train_step":
+            loss = T.train_step(net, opt, x, y, c, "cpu", nullcontext, loss_fn, v=v, own=own)
+        else:
+            out = net(x.float(), c, v[:, 2])
+            loss = loss_fn(out, y, x, v) + masked_loss(out[2], *own)
+            loss.backward()
+        grads.append((float(loss.detach()), {k: p.grad for k, p in net.named_parameters()}))
+    (loss_a, a), (loss_b, b) = grads
+    assert loss_a == pytest.approx(loss_b, rel=1e-6)
+    assert a.keys() == b.keys() and a["own_head.weight"] is not None
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=1e-6), k
 
 
 def test_a_score_head_moves_with_komi_as_a_count_does() -> None:
