@@ -3,6 +3,7 @@
     python -m bench.training CACHE [--models small6,res6,maddison12]
         [--threads 1,2] [--precisions fp32,bf16] [--seconds 20] [--batch 128]
         [--memory-formats contiguous,channels_last] [--profile] [--device cpu|cuda|auto]
+        [--labels LABELS.jsonl[,MORE.jsonl]]
 
 ``CACHE`` is a game cache (``python -m nets.data build``).  For each model,
 thread count and precision, a freshly initialised net is trained with Adam
@@ -16,7 +17,10 @@ untimed steps, steps are timed for ``--seconds`` of wall time.  Positions/s
 run with no loader workers.
 
 A value net (res6v) trains its value head too, on the cache's game
-results.  ``--memory-formats`` times each layout of the activations
+results, and with ``--labels`` (final-ownership labels of the cache's
+games, as ``nets.train --labels`` takes them) its ownership head on the
+labelled games' positions: the step the long runs take.
+``--memory-formats`` times each layout of the activations
 (``nets.train --memory-format``; default: the one nets.train's auto picks).
 Steps clip the gradient's norm at 5, as the long runs do.  ``--profile``
 adds a table of where a step's time goes (the batch, the forward pass with
@@ -45,6 +49,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from bench.inference import (BenchError, parse_counts, parse_precisions, speed_table_head,
                              speed_table_row)
 from nets import data as D
+from nets import ownership as O
 from nets.evaluator import pick_device
 from nets.models import MODELS, build_model, count_parameters
 from nets.precision import autocast, resolve as resolve_precision
@@ -72,29 +77,33 @@ PHASES = ("batch", "forward", "backward", "clip", "optimiser")
 
 def measure(model: str, sampler: D.PositionSampler, batch: int, precision: str,
             seconds: float, memory_format=torch.contiguous_format,
-            device: torch.device = CPU) -> dict:
+            device: torch.device = CPU, owners: O.OwnerTargets | None = None) -> dict:
     """Positions per second of ``model`` trained in ``precision`` (gradient
     norm clipped at 5, as the long runs train), and the seconds per step
     of each of PHASES: the batch (replay, planes, symmetry, value
     targets), the forward pass with the loss, the backward pass, the
     clipping and Adam's step; ``gflop``: the forward and backward passes'
-    floating-point operations per position (PyTorch's count)."""
+    floating-point operations per position (PyTorch's count).  A value net
+    learns ownership too where ``owners`` are given."""
     torch.manual_seed(0)
     net = build_model(model).train().to(device).to(memory_format=memory_format)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     values = getattr(net, "has_value", False)
+    owners = owners if values else None
     totals = [0.0] * len(PHASES)
 
     def step(k: int, prec: str = precision) -> None:
         marks = [time.perf_counter()]
         x, y, c, where = sampler.batch(batch, k, info=True)
         v = torch.from_numpy(sampler.value_targets(where["game"], c)) if values else None
+        own = (tuple(torch.from_numpy(a) for a in owners(where, c))
+               if owners is not None else None)
         marks.append(time.perf_counter())
         train_step(net, opt, torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(c),
                    device, lambda: autocast(device, prec),
-                   (lambda o, y, x, v: policy_value_loss(o, y, v, 1.0)) if values
+                   (lambda o, y, x, v, own=None: policy_value_loss(o, y, v, 1.0, own)) if values
                    else (lambda logits, y, x: torch.nn.functional.cross_entropy(logits, y)),
-                   clip=5.0, v=v, memory_format=memory_format, marks=marks)
+                   clip=5.0, v=v, memory_format=memory_format, marks=marks, own=own)
         for i in range(len(PHASES)):
             totals[i] += marks[i + 1] - marks[i]
 
@@ -132,13 +141,21 @@ def run(args: argparse.Namespace) -> list[dict]:
     except D.DataError as e:
         raise BenchError(str(e)) from None
     train_games, _ = cache.split()
+    owners, labelled = None, ""
+    if args.labels:
+        try:
+            games, owned, counts = O.load_labels([p for p in args.labels.split(",") if p], cache)
+        except (D.DataError, OSError) as e:
+            raise BenchError(f"--labels: {e}") from None
+        owners = O.OwnerTargets(games, owned, cache.size)
+        labelled = f", ownership labels of {counts['used']:,} games for value nets"
     sampler = D.PositionSampler(cache, train_games, seed=1)
     device = training_device(args.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
     auto = resolve_precision("auto", device)
     print(f"nets.train steps on {args.cache} ({cache.n_games:,} games), batch {args.batch}, "
-          f"Adam, features included, on {device.type}, {args.seconds:g} s per cell "
+          f"Adam, features included{labelled}, on {device.type}, {args.seconds:g} s per cell "
           f"(auto precision: {auto[0]}, "
           f"{auto[1]}), torch {torch.__version__}", flush=True)
     formats = [f.strip() for f in args.memory_formats.split(",") if f.strip()] \
@@ -159,7 +176,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                 speeds = []
                 for p in precisions:
                     precision = resolve_precision(p, device)[0]
-                    m = measure(model, sampler, args.batch, precision, args.seconds, fmt, device)
+                    m = measure(model, sampler, args.batch, precision, args.seconds, fmt, device,
+                                owners)
                     rows.append({"model": model, "threads": t, "precision": precision,
                                  "layout": layout, **m})
                     speeds.append(m["positions_per_s"])
@@ -209,6 +227,10 @@ def main(argv=None) -> int:
                          "clipping, optimiser) and the TFLOP/s of the passes")
     ap.add_argument("--device", default="cpu",
                     help="cpu (default), cuda, or auto (cuda where there is one)")
+    ap.add_argument("--labels", default=None,
+                    help="final-ownership labels of the cache's games (JSON lines of "
+                         "python -m bench.ownership_labels, several comma-separated): value "
+                         "nets train their ownership head on them, as nets.train --labels")
     args = ap.parse_args(argv)
     try:
         run(args)

@@ -3,6 +3,7 @@ cache, and the exit status of bad input."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -47,6 +48,32 @@ def test_a_value_net_in_both_layouts(tmp_path, capsys) -> None:
     assert len(lines) == 5
     assert training.main([str(cache), "--memory-formats", "sideways"]) == 2
     assert "unknown ['sideways']" in capsys.readouterr().err
+
+
+def test_a_value_net_learns_ownership_from_labels(tmp_path, capsys) -> None:
+    """--labels: res6v's step with its ownership head on the labelled games'
+    positions, as nets.train --labels trains it; a file that labels no game
+    of the cache, or is not there, is refused."""
+    make_sgf_dir(tmp_path / "games", n_good=6, n_moves=40)
+    cache = tmp_path / "cache.npz"
+    D.build_cache(tmp_path / "games", cache, val_fraction=0.2, workers=1, log=None)
+    sources = [s.decode() for s in D.load_cache(cache).source]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"source": s, "agrees": True, "owner": "X" * 361})
+                              + "\n" for s in sources[:4]))
+    assert training.main([str(cache), "--models", "res6v", "--threads", "1", "--precisions",
+                          "fp32", "--seconds", "0.3", "--batch", "8",
+                          "--labels", str(labels)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert ", ownership labels of 4 games for value nets, on cpu" in lines[0]
+    assert lines[3].startswith("| res6v | 552,213 | 1 | channels_last | ")
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"source": "elsewhere.sgf", "agrees": True, "owner": "X" * 361})
+                     + "\n")
+    for path, message in ((other, "other.jsonl"), (tmp_path / "gone.jsonl", "gone.jsonl")):
+        assert training.main([str(cache), "--models", "res6v", "--labels", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: --labels") and message in err, err
 
 
 def test_the_profile_splits_a_step_into_its_phases(tmp_path, capsys) -> None:

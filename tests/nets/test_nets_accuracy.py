@@ -187,6 +187,40 @@ def test_a_game_cache_counts_as_its_games(setup) -> None:
         A.evaluate(setup["ck"], setup["root"] / "missing.npz", log=None)
 
 
+def test_against_compares_two_nets_position_by_position(setup, capsys) -> None:
+    """--against scores a second net on the same positions: its rates are
+    those it gets alone, the paired counts account for the difference of
+    the two top-1 rates, and a net against itself differs by nothing."""
+    torch.manual_seed(4)
+    other = save_checkpoint(setup["root"] / "other.pt", build_model("small6", width=8, layers=2),
+                            metadata={"steps": 9})
+    kw = dict(positions=60, seed=1, batch=16, threads=1, precision="fp32", log=None)
+    r = A.evaluate(setup["ck"], setup["games"], against=other, **kw)
+    alone = A.evaluate(other, setup["games"], **kw)
+    o = r["against"]
+    assert o["steps"] == 9 and o["top1"] == alone["top1"] and o["top5"] == alone["top5"]
+    assert o["log_loss"] == pytest.approx(alone["log_loss"])
+    assert (o["top1_only_this"] - o["top1_only_other"]
+            == r["top1"]["hits"] - alone["top1"]["hits"])
+    lo, hi = o["top1_difference95"]
+    assert lo <= o["top1_difference"] <= hi
+    assert o["log_loss_difference"] == pytest.approx(r["log_loss"] - alone["log_loss"])
+    assert 0 < o["top1_mcnemar_p"] <= 1
+    itself = A.evaluate(setup["ck"], setup["games"], against=setup["ck"], **kw)["against"]
+    assert (itself["top1_only_this"], itself["top1_only_other"]) == (0, 0)
+    assert itself["top1_difference95"] == [0.0, 0.0] and itself["top1_mcnemar_p"] == 1.0
+    assert itself["log_loss_difference95"] == [0.0, 0.0]
+    assert A.main([str(setup["ck"]), str(setup["games"]), "--positions", "60", "--threads", "1",
+                   "--against", str(other)]) == 0
+    out = capsys.readouterr().out
+    assert f"against      {other} (small6, step 9), the same positions: top-1" in out
+    assert "paired 95%" in out and "McNemar p" in out
+    _fails([str(setup["ck"]), str(setup["games"]), "--against", str(setup["root"] / "nope.pt")],
+           capsys, "nope.pt")
+    _fails([str(setup["ck"]), str(setup["games"]), "--against", str(other),
+            "--compare-precision"], capsys, "do not go together")
+
+
 def test_a_net_with_a_pass_output_is_scored_on_every_move(tmp_path) -> None:
     """res9 (pass output): every move of the games is a position, passes
     included (target index 81, always legal); a net that ranks the pass
