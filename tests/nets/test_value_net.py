@@ -199,13 +199,17 @@ def test_res6v_heads() -> None:
     assert komi_to_move(torch.tensor([7.5, 7.5]), torch.tensor([0, 1])).tolist() == [-7.5, 7.5]
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("labelled", [[1, 4], []])
-def test_a_training_step_runs_the_ownership_head_on_labelled_rows_only(labelled) -> None:
+def test_a_training_step_runs_the_ownership_head_on_labelled_rows_only(labelled, layout) -> None:
     """The loss and every gradient are the whole batch's: rows of weight 0
     add nothing, and with no labelled row the head still gets its (zero)
-    gradient, as it did when it ran on every row."""
+    gradient, as it did when it ran on every row.  The trunk's gradient
+    keeps the activations' layout: a channels-last step stays channels-last
+    through the backward pass."""
     from contextlib import nullcontext
     from nets.ownership import masked_loss
+    memory_format = getattr(torch, layout + ("_format" if layout == "contiguous" else ""))
     x = (torch.rand(6, 38, 9, 9) < 0.3).to(torch.uint8)
     y = torch.randint(0, 81, (6,))
     c = torch.tensor([0, 1, 0, 1, 1, 0])
@@ -220,12 +224,22 @@ def test_a_training_step_runs_the_ownership_head_on_labelled_rows_only(labelled)
     grads = []
     for step in ("train_step", "whole batch"):
         torch.manual_seed(0)
-        net = build_model("res6v", width=8, blocks=1)
+        net = build_model("res6v", width=8, blocks=1).to(memory_format=memory_format)
+        trunk, layouts = net.trunk, []
+
+        def hooked(planes, trunk=trunk, layouts=layouts):
+            f = trunk(planes)
+            f.register_hook(lambda g: layouts.append(
+                g.is_contiguous(memory_format=memory_format)))
+            return f
+        net.trunk = hooked
         opt = torch.optim.SGD(net.parameters(), lr=0.0)
         if step == "train_step":
-            loss = T.train_step(net, opt, x, y, c, "cpu", nullcontext, loss_fn, v=v, own=own)
+            loss = T.train_step(net, opt, x, y, c, "cpu", nullcontext, loss_fn, v=v, own=own,
+                                memory_format=memory_format)
+            assert layouts == [True]
         else:
-            out = net(x.float(), c, v[:, 2])
+            out = net(x.float().contiguous(memory_format=memory_format), c, v[:, 2])
             loss = loss_fn(out, y, x, v) + masked_loss(out[2], *own)
             loss.backward()
         grads.append((float(loss.detach()), {k: p.grad for k, p in net.named_parameters()}))
