@@ -363,7 +363,7 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
         acc["fp32"] = rates(hits["fp32"])
         acc["top1_agreement"] = {"same": agree, "rate": agree / n}
     cfg = meta.get("config", {})
-    extra = {"against": compare_pair(against, other_meta, pair, n, nll / n)} \
+    extra = {"against": compare_pair(against, other_meta, pair, n)} \
         if other is not None else {}
     return {
         "checkpoint": str(checkpoint),
@@ -389,7 +389,7 @@ def evaluate(checkpoint, data_dir=DEFAULT_DATA, *, games: int | None = None,
     }
 
 
-def compare_pair(path, meta: dict, pair: dict, n: int, log_loss: float) -> dict:
+def compare_pair(path, meta: dict, pair: dict, n: int) -> dict:
     """The --against part of the summary: the other net's rates, and the
     paired top-1 difference (this net's minus the other's) with its 95%
     interval and the exact McNemar p, and the log-loss difference with its

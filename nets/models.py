@@ -560,8 +560,8 @@ class _TakeRows(torch.autograd.Function):
     """``f[rows]`` for distinct ``rows``, whose gradient keeps ``f``'s memory
     layout.  Indexing's own backward scatters into a contiguous tensor, and
     that gradient, added to the channels-last ones of the other heads, made
-    the whole trunk's backward pass contiguous: 20% more for res6v's
-    labelled training step (docs/benchmarks.md)."""
+    the whole trunk's backward pass contiguous (res6v's labelled step ran
+    1.01-1.17x slower, docs/benchmarks.md)."""
 
     @staticmethod
     def forward(ctx, f: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
