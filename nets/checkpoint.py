@@ -179,6 +179,46 @@ def weights_only(src, dst, use_ema: bool = False) -> Path:
     return save_checkpoint(dst, Checkpoint(ck.path, meta, ck.ema).build_model(), metadata=meta)
 
 
+def average(sources, dst, use_ema: bool = False) -> Path:
+    """Write to ``dst`` the mean of the weights of the checkpoints
+    ``sources`` (a model soup, or the average of cycles' ends as in
+    stochastic weight averaging): every floating tensor, the batch norms'
+    running statistics included, averaged with equal weight; counters are
+    the last source's.  The sources must be one architecture trained nearby
+    (a run and the checkpoint it went on from): the mean of unrelated nets
+    predicts nothing.  ``use_ema``: a source's moving average where it holds
+    one.  The metadata is the last source's, its step included, with no
+    accuracy (the average's own must be measured) and the sources named
+    under ``averaged``.  ValueError, naming the file, for fewer than two
+    sources or one of another model."""
+    if len(sources) < 2:
+        raise ValueError("averaging needs at least two checkpoints")
+    cks = [load_checkpoint(s) for s in sources]
+    first = cks[0]
+    for ck in cks[1:]:
+        if ck.metadata.get("model") != first.metadata.get("model") \
+                or {k: v.shape for k, v in ck.weights.items()} \
+                != {k: v.shape for k, v in first.weights.items()}:
+            raise ValueError(f"checkpoint {ck.path} is not the model of {first.path} "
+                             f"({ck.metadata.get('model')!r} against "
+                             f"{first.metadata.get('model')!r}, or other shapes): "
+                             f"only one architecture's weights average")
+    tensors = [ck.ema if use_ema and ck.ema is not None else ck.weights for ck in cks]
+    mean = {}
+    for name, last in tensors[-1].items():
+        if last.is_floating_point():
+            mean[name] = (sum(t[name].double() for t in tensors) / len(tensors)).to(last.dtype)
+        else:
+            mean[name] = last
+    meta = dict(cks[-1].metadata)
+    meta["accuracy"] = {}
+    meta["averaged"] = [f"{ck.path} ({'moving average' if t is ck.ema else 'weights'})"
+                        for ck, t in zip(cks, tensors)]
+    meta.pop("weights", None)
+    return save_checkpoint(dst, Checkpoint(cks[-1].path, meta, mean).build_model(),
+                           metadata=meta)
+
+
 def main(argv=None) -> int:
     import argparse
     import sys
@@ -190,9 +230,18 @@ def main(argv=None) -> int:
     w.add_argument("dst")
     w.add_argument("--ema", action="store_true",
                    help="ship the moving average of the weights (a run trained with --ema)")
+    a = sub.add_parser("average", help="the mean of checkpoints' weights (one architecture, "
+                                        "trained nearby), without optimizer state")
+    a.add_argument("dst")
+    a.add_argument("src", nargs="+")
+    a.add_argument("--ema", action="store_true",
+                   help="take each source's moving average where it holds one")
     args = ap.parse_args(argv)
     try:
-        path = weights_only(args.src, args.dst, args.ema)
+        if args.cmd == "average":
+            path = average(args.src, args.dst, args.ema)
+        else:
+            path = weights_only(args.src, args.dst, args.ema)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -201,7 +250,7 @@ def main(argv=None) -> int:
 
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "save_checkpoint", "load_checkpoint",
-           "load_model", "weights_only"]
+           "load_model", "weights_only", "average"]
 
 
 if __name__ == "__main__":

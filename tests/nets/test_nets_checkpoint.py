@@ -79,6 +79,50 @@ def test_weights_only_drops_the_optimizer(tmp_path, capsys) -> None:
     assert ckpt.main(["weights-only", str(tmp_path / "none.pt"), str(dst)]) == 2
     assert "none.pt" in capsys.readouterr().err
 
+def test_average_is_the_mean_of_the_weights(tmp_path, capsys) -> None:
+    """A soup: every floating tensor (batch-norm statistics included) is the
+    sources' mean, a counter and the metadata are the last source's, with no
+    accuracy until the average's own is measured; --ema takes a source's
+    moving average where it holds one."""
+    torch.manual_seed(1)
+    a, b, b_ema = (build_model("small6", width=8, layers=2) for _ in range(3))
+    with torch.no_grad():
+        for m, shift in ((a, 0.0), (b, 1.0), (b_ema, 3.0)):
+            for t in m.state_dict().values():
+                if t.is_floating_point():
+                    t.add_(shift)
+    pa = ckpt.save_checkpoint(tmp_path / "a.pt", a, metadata={"steps": 10,
+                                                               "accuracy": {"top1": 0.4}})
+    pb = ckpt.save_checkpoint(tmp_path / "b.pt", b, ema=b_ema,
+                              metadata={"steps": 20, "accuracy": {"top1": 0.5}})
+    for flag, other in (([], b), (["--ema"], b_ema)):
+        dst = tmp_path / "mean.pt"
+        assert ckpt.main(["average", *flag, str(dst), str(pa), str(pb)]) == 0
+        assert "mean.pt" in capsys.readouterr().out
+        mean = ckpt.load_checkpoint(dst)
+        for name, t in a.state_dict().items():
+            want = (t + other.state_dict()[name]) / 2 if t.is_floating_point() \
+                else other.state_dict()[name]
+            assert torch.allclose(mean.weights[name], want, atol=1e-6), name
+        assert mean.metadata["steps"] == 20 and mean.metadata["accuracy"] == {}
+        kind = "moving average" if flag else "weights"
+        assert mean.metadata["averaged"] == [f"{pa} (weights)", f"{pb} ({kind})"]
+        assert mean.optimizer is None and mean.ema is None
+
+
+def test_average_refuses_one_source_or_two_architectures(tmp_path, capsys) -> None:
+    _, path = _save(tmp_path)
+    other = ckpt.save_checkpoint(tmp_path / "wide.pt", build_model("small6", width=16, layers=2))
+    dst = tmp_path / "mean.pt"
+    assert ckpt.main(["average", str(dst), str(path)]) == 2
+    assert "at least two" in capsys.readouterr().err
+    assert ckpt.main(["average", str(dst), str(path), str(other)]) == 2
+    assert "wide.pt" in capsys.readouterr().err
+    assert ckpt.main(["average", str(dst), str(path), str(tmp_path / "none.pt")]) == 2
+    assert "none.pt" in capsys.readouterr().err
+    assert not dst.exists()
+
+
 def test_truncated(tmp_path) -> None:
     _, path = _save(tmp_path)
     data = path.read_bytes()
